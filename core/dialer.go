@@ -1,0 +1,163 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"time"
+)
+
+// RFC 8305 defaults and the bounds the RFC gives for the attempt delay.
+const (
+	DefaultResolutionDelay         = 50 * time.Millisecond
+	DefaultConnectionAttemptDelay  = 250 * time.Millisecond
+	MinConnectionAttemptDelay      = 10 * time.Millisecond
+	MaxConnectionAttemptDelay      = 2 * time.Second
+	DefaultFirstAddressFamilyCount = 1
+)
+
+// Dialer holds the options of a Happy Eyeballs connection. Its zero value is
+// ready to use with the RFC 8305 defaults, like net.Dialer's.
+type Dialer struct {
+	// ResolutionDelay is how long to wait for AAAA once A has answered first
+	// (0: 50 ms). A failed lookup never starts it.
+	ResolutionDelay time.Duration
+	// ConnectionAttemptDelay is the stagger between attempts (0: 250 ms),
+	// clamped to [10 ms, 2 s]. A failed attempt starts the next one at once.
+	ConnectionAttemptDelay time.Duration
+	// FirstAddressFamilyCount is how many addresses of the preferred family
+	// are tried before the other family is interleaved (0: 1).
+	FirstAddressFamilyCount int
+
+	// ResolvTimeout bounds name resolution; ConnectTimeout bounds the wait
+	// once every resolved address has been tried (in serial mode: each
+	// attempt); OpenTimeout bounds the whole call and excludes the other two.
+	// Zero means no timeout, as in Ruby's Socket.tcp.
+	ResolvTimeout  time.Duration
+	ConnectTimeout time.Duration
+	OpenTimeout    time.Duration
+
+	// DisableFastFallback resolves both families, then tries each address in
+	// turn (Ruby's fast_fallback: false).
+	DisableFastFallback bool
+	// Family restricts the destinations to IPv4 or IPv6 (FamilyUnspec: both).
+	Family Family
+	// LocalAddr and LocalPort are bound before connecting. A local address
+	// restricts the destinations to its family.
+	LocalAddr netip.Addr
+	LocalPort uint16
+
+	// Resolver answers per-family lookups (nil: DefaultResolver).
+	Resolver Resolver
+	// Hosts maps names to static addresses, consulted before the resolver
+	// (like curl's --resolve). Keys are matched exactly.
+	Hosts map[string][]netip.Addr
+
+	// NoDelay sets TCP_NODELAY on the returned socket; KeepAlive > 0 turns
+	// keep-alive on with that idle time. Both cost a syscall, so both are off
+	// unless asked for.
+	NoDelay   bool
+	KeepAlive time.Duration
+	// BlockingFD returns the socket in blocking mode (it is non-blocking
+	// otherwise). Only Connect honours it; DialContext needs non-blocking.
+	BlockingFD bool
+
+	// Trace, when set, receives every step of the race. It is called on the
+	// connection's own goroutine and must not block.
+	Trace func(TraceEvent)
+}
+
+// DefaultResolver is used when Dialer.Resolver is nil.
+var DefaultResolver Resolver = NetResolver{}
+
+// ErrInvalidOptions is wrapped by every option validation error.
+var ErrInvalidOptions = errors.New("invalid options")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
+}
+
+// maxDuration bounds every duration option: beyond a day a value is a
+// mistake (an unconverted unit), not a wish.
+const maxDuration = 24 * time.Hour
+
+// Validate reports the first option that cannot be honoured.
+func (d *Dialer) Validate() error {
+	durations := []struct {
+		name string
+		v    time.Duration
+	}{
+		{"resolution delay", d.ResolutionDelay},
+		{"connection attempt delay", d.ConnectionAttemptDelay},
+		{"resolv_timeout", d.ResolvTimeout},
+		{"connect_timeout", d.ConnectTimeout},
+		{"open_timeout", d.OpenTimeout},
+		{"keep-alive", d.KeepAlive},
+	}
+	for _, x := range durations {
+		if x.v < 0 || x.v > maxDuration {
+			return invalid("%s %v out of range [0, %v]", x.name, x.v, maxDuration)
+		}
+	}
+	if d.OpenTimeout > 0 && (d.ResolvTimeout > 0 || d.ConnectTimeout > 0) {
+		return invalid("open_timeout cannot be combined with resolv_timeout or connect_timeout")
+	}
+	if d.FirstAddressFamilyCount < 0 || d.FirstAddressFamilyCount > 64 {
+		return invalid("first address family count %d out of range [0, 64]", d.FirstAddressFamilyCount)
+	}
+	switch d.Family {
+	case FamilyUnspec, IPv4, IPv6:
+	default:
+		return invalid("unknown family %d", d.Family)
+	}
+	if d.LocalAddr.IsValid() && d.Family != FamilyUnspec && FamilyOf(d.LocalAddr) != d.Family {
+		return invalid("local address %v is not %v", d.LocalAddr, d.Family)
+	}
+	return nil
+}
+
+func (d *Dialer) resolutionDelay() time.Duration {
+	if d.ResolutionDelay == 0 {
+		return DefaultResolutionDelay
+	}
+	return d.ResolutionDelay
+}
+
+func (d *Dialer) attemptDelay() time.Duration {
+	switch v := d.ConnectionAttemptDelay; {
+	case v == 0:
+		return DefaultConnectionAttemptDelay
+	case v < MinConnectionAttemptDelay:
+		return MinConnectionAttemptDelay
+	case v > MaxConnectionAttemptDelay:
+		return MaxConnectionAttemptDelay
+	default:
+		return v
+	}
+}
+
+func (d *Dialer) firstFamilyCount() int {
+	if d.FirstAddressFamilyCount == 0 {
+		return DefaultFirstAddressFamilyCount
+	}
+	return d.FirstAddressFamilyCount
+}
+
+func (d *Dialer) resolver() Resolver {
+	if d.Resolver == nil {
+		return DefaultResolver
+	}
+	return d.Resolver
+}
+
+// wantedFamilies is the family restriction after the local address is taken
+// into account.
+func (d *Dialer) wantedFamily() Family {
+	if d.Family != FamilyUnspec {
+		return d.Family
+	}
+	if d.LocalAddr.IsValid() {
+		return FamilyOf(d.LocalAddr)
+	}
+	return FamilyUnspec
+}

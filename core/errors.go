@@ -1,0 +1,124 @@
+package core
+
+import (
+	"fmt"
+	"net/netip"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// TimeoutKind says which of the caller's timeouts fired.
+type TimeoutKind uint8
+
+const (
+	TimeoutNone TimeoutKind = iota
+	TimeoutResolv
+	TimeoutConnect
+	TimeoutOpen
+)
+
+func (k TimeoutKind) String() string {
+	switch k {
+	case TimeoutResolv:
+		return "resolv_timeout"
+	case TimeoutConnect:
+		return "connect_timeout"
+	case TimeoutOpen:
+		return "open_timeout"
+	}
+	return "none"
+}
+
+// TimeoutError is a caller's timeout that fired. It matches
+// errors.Is(err, syscall.ETIMEDOUT), like Ruby's "user specified timeout".
+type TimeoutError struct {
+	Kind  TimeoutKind
+	After time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("%s (%v) expired", e.Kind, e.After)
+}
+func (e *TimeoutError) Timeout() bool        { return true }
+func (e *TimeoutError) Temporary() bool      { return true }
+func (e *TimeoutError) Is(target error) bool { return target == syscall.ETIMEDOUT }
+
+// BindError is a failure to bind the local address before connecting.
+type BindError struct {
+	Local netip.AddrPort
+	Err   syscall.Errno
+}
+
+func (e *BindError) Error() string { return "bind " + e.Local.String() + ": " + e.Err.Error() }
+func (e *BindError) Unwrap() error { return e.Err }
+
+// Error is a failed race. Cause is the best single explanation; the other
+// fields keep every part. errors.Is and errors.As see the cause and every
+// part (errors.Is(err, syscall.ECONNREFUSED) is true if any attempt was
+// refused; check Cause for the headline).
+type Error struct {
+	Host string
+	Port uint16
+	// Cause: the timeout that cut a wait short; else the last attempt's
+	// error (a connection error is never replaced by a later resolution
+	// error); else the last resolution error; else the cancellation.
+	Cause    error
+	Expired  TimeoutKind // which timeout fired, if any
+	Canceled error // the context's error when the caller canceled
+	Lookups  [2]LookupInfo
+	Attempts []AttemptInfo
+	Elapsed  time.Duration
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString("hev2: connect ")
+	b.WriteString(hostPort(e.Host, e.Port))
+	b.WriteString(": ")
+	b.WriteString(e.Cause.Error())
+	var parts []string
+	for _, l := range e.Lookups {
+		if l.Err != nil && l.Err != e.Cause {
+			parts = append(parts, l.Err.Error())
+		}
+	}
+	for _, a := range e.Attempts {
+		if a.Err != nil && a.Err != e.Cause {
+			parts = append(parts, a.Addr.String()+": "+a.Err.Error())
+		}
+	}
+	if len(parts) > 0 {
+		b.WriteString(" [")
+		b.WriteString(strings.Join(parts, "; "))
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause first, then every lookup and attempt error.
+func (e *Error) Unwrap() []error {
+	errs := []error{e.Cause}
+	for _, l := range e.Lookups {
+		if l.Err != nil {
+			errs = append(errs, l.Err)
+		}
+	}
+	for _, a := range e.Attempts {
+		if a.Err != nil {
+			errs = append(errs, a.Err)
+		}
+	}
+	return errs
+}
+
+// Timeout reports whether one of the caller's timeouts ended the race.
+func (e *Error) Timeout() bool { return e.Expired != TimeoutNone }
+
+func hostPort(host string, port uint16) string {
+	if strings.IndexByte(host, ':') >= 0 {
+		return "[" + host + "]:" + strconv.Itoa(int(port))
+	}
+	return host + ":" + strconv.Itoa(int(port))
+}

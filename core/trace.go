@@ -1,0 +1,59 @@
+package core
+
+import (
+	"net/netip"
+	"time"
+)
+
+// TraceKind names one step of a race.
+type TraceKind uint8
+
+const (
+	TraceLookupStarted  TraceKind = iota + 1 // Family
+	TraceLookupAnswered                      // Family, Addrs
+	TraceLookupFailed                        // Family, Err
+	TraceLookupCanceled                      // Family (the race no longer needs it)
+	TraceResolutionDelay                     // A answered first: waiting for AAAA until At+delay
+	TraceAttemptStarted                      // Attempt, Addr
+	TraceAttemptFailed                       // Attempt, Addr, Err
+	TraceAttemptWon                          // Attempt, Addr
+	TraceAttemptClosed                       // Attempt, Addr (a loser, closed)
+	TraceTimeout                             // Timeout
+	TraceCanceled                            // Err (the caller's cancellation)
+	TraceDone                                // Err (nil on success)
+)
+
+var traceNames = [...]string{
+	TraceLookupStarted:   "lookup-started",
+	TraceLookupAnswered:  "lookup-answered",
+	TraceLookupFailed:    "lookup-failed",
+	TraceLookupCanceled:  "lookup-canceled",
+	TraceResolutionDelay: "resolution-delay",
+	TraceAttemptStarted:  "attempt-started",
+	TraceAttemptFailed:   "attempt-failed",
+	TraceAttemptWon:      "attempt-won",
+	TraceAttemptClosed:   "attempt-closed",
+	TraceTimeout:         "timeout",
+	TraceCanceled:        "canceled",
+	TraceDone:            "done",
+}
+
+func (k TraceKind) String() string {
+	if int(k) < len(traceNames) && traceNames[k] != "" {
+		return traceNames[k]
+	}
+	return "unknown"
+}
+
+// TraceEvent is one step of a race. At is the time since the race started,
+// read from a monotonic clock.
+type TraceEvent struct {
+	At      time.Duration
+	Kind    TraceKind
+	Family  Family
+	Addrs   []netip.Addr
+	Attempt int
+	Addr    netip.AddrPort
+	Timeout TimeoutKind
+	Err     error
+}

@@ -1,0 +1,15 @@
+module github.com/hev2/hev2
+
+go 1.26.0
+
+require (
+	github.com/mattn/go-pointer v0.0.1
+	github.com/miekg/dns v1.1.73
+	github.com/vishvananda/netlink v1.3.1
+	golang.org/x/sys v0.50.0
+)
+
+require (
+	github.com/vishvananda/netns v0.0.5 // indirect
+	golang.org/x/net v0.57.0 // indirect
+)
