@@ -1,0 +1,521 @@
+/*
+ * hev2.h — the C ABI of libhev2, a Happy Eyeballs v2 (RFC 8305) TCP connector.
+ *
+ * This header is the contract. It is hand-written and append-only: status
+ * codes, constants, struct fields and functions are only ever added (at the
+ * end), never renumbered, reordered or removed. Structs that may grow carry
+ * a `size` field that the caller sets to `sizeof` of the struct it was
+ * compiled with, so a program built against an older header keeps working
+ * with a newer library.
+ *
+ * ---------------------------------------------------------------------------
+ * Overview
+ * ---------------------------------------------------------------------------
+ *
+ *     hev2_options o;
+ *     hev2_options_init(&o);
+ *     o.connect_timeout_ms = 5000;
+ *     hev2_conn c;
+ *     int rc = hev2_connect("example.test", "443", &o, &c); // returns at once
+ *     if (rc != HEV2_OK) { puts(hev2_strerror(rc)); return; }
+ *     hev2_wait(c, -1);                       // or poll hev2_fd(c), or a callback
+ *     hev2_result_info r;
+ *     r.size = sizeof r;
+ *     hev2_result(c, &r);                     // r.fd is now yours
+ *     if (r.status != HEV2_OK) puts(hev2_errmsg(c));
+ *     hev2_release(c);
+ *
+ * A connection handle (`hev2_conn`) is a 64-bit id, never a pointer. Ids are
+ * never reused within a process: a stale, released or made-up id reaches no
+ * connection and is answered with HEV2_EHANDLE. 0 is never a valid id.
+ * No Go pointer ever crosses this ABI.
+ *
+ * ---------------------------------------------------------------------------
+ * Status codes
+ * ---------------------------------------------------------------------------
+ *
+ * Every function that can fail returns an int status: HEV2_OK (0), or a
+ * negative HEV2_E... code; results come back through out-parameters. No
+ * input makes the library crash, abort or exit the process: a NULL, a
+ * stale handle, an out-of-range value each get their code. (A pointer that
+ * is not NULL but points at unmapped memory cannot be detected in C; it is
+ * the one thing the caller must get right.) A Go panic never crosses the
+ * boundary: it is recovered and reported as HEV2_EINTERNAL.
+ *
+ * ---------------------------------------------------------------------------
+ * Threads and signals
+ * ---------------------------------------------------------------------------
+ *
+ * Every function is thread-safe: any function may be called from any thread
+ * at any moment, including concurrently on the same handle (hev2_cancel and
+ * hev2_release from one thread while another waits, for example: the waiter
+ * returns). After hev2_release, other calls on that id return HEV2_EHANDLE.
+ *
+ *   function              any thread   signal handler   enters the Go runtime
+ *   hev2_version          yes          yes (async-signal-safe)      no
+ *   hev2_strerror         yes          yes (async-signal-safe)      no
+ *   hev2_event_name       yes          yes (async-signal-safe)      no
+ *   hev2_job_trigger      yes          yes, for a job not registered
+ *                                      HEV2_JOB_DIRECT             no
+ *   hev2_jobs_fd          yes          yes (async-signal-safe)      no
+ *   hev2_job_register     yes          no                          no
+ *   hev2_run_jobs         yes          no (it runs your functions) no
+ *   hev2_options_init     yes          yes (async-signal-safe)      no
+ *   every other function  yes          NO                          yes
+ *
+ * To act on a signal (e.g. cancel on SIGINT), trigger a job from the handler
+ * and call hev2_cancel from the job at your safe point.
+ *
+ * What loading the library changes (the Go runtime, measured):
+ *   - it installs handlers for SIGSEGV, SIGBUS, SIGFPE, SIGPIPE and SIGURG
+ *     (the last is used to preempt goroutines); faults in non-Go code are
+ *     forwarded to the handler that was there before;
+ *   - handlers the host already installed (SIGINT, SIGTERM, SIGCHLD, ...) are
+ *     kept, but get SA_ONSTACK added;
+ *   - an ignored SIGPIPE (SIG_IGN) is replaced by a forwarding handler that
+ *     still ignores it for the host, but children spawned afterwards no
+ *     longer inherit SIGPIPE as ignored. Set SIGPIPE in the child (or spawn
+ *     children before loading) if they depend on it;
+ *   - the first call that enters Go starts the runtime (about 4 ms and
+ *     +3 MB RSS, 1 -> 6 threads); call hev2_init() at boot to pay it early.
+ * The library never calls signal.Notify: it never takes a host's signal.
+ * Every raw system call the library makes itself retries EINTR (with the
+ * remaining deadline where there is one): a signal storm (SIGCHLD from a
+ * busy process, interval timers) never surfaces as a failure.
+ *
+ * The library is never unloaded: dlclose() on it unloads nothing (a Go
+ * runtime cannot be stopped). Loading two Go c-shared libraries in one
+ * process works.
+ *
+ * ---------------------------------------------------------------------------
+ * fork()
+ * ---------------------------------------------------------------------------
+ *
+ * The Go runtime does not survive fork(): in a forked child, anything that
+ * needs a goroutine can hang forever. So every function that would enter Go
+ * first checks, in C, whether the process is a fork child of the process
+ * that loaded the library (a pthread_atfork flag plus a getpid() comparison)
+ * and returns HEV2_EFORKED at once, without entering Go. Handles and fds of
+ * the parent are unusable in the child; the child may close inherited fds.
+ * The pure-C functions (hev2_version, hev2_strerror, the job functions,
+ * hev2_options_init) keep working in a child.
+ * Safe patterns: load the library after forking (Puma/Unicorn without
+ * preload_app, or load it in on_worker_boot); Python multiprocessing with
+ * the "spawn" or "forkserver" start method; fork+exec (posix_spawn) is
+ * always fine.
+ *
+ * ---------------------------------------------------------------------------
+ * Completion: wait, fd, callback, postponed job
+ * ---------------------------------------------------------------------------
+ *
+ * A handle is "running" from hev2_connect until its outcome is known, then
+ * "done". Four ways to learn it, usable together:
+ *   1. hev2_wait(c, timeout_ms) blocks the calling thread;
+ *   2. hev2_fd(c) is a file descriptor (an eventfd) that becomes readable
+ *      when the handle is done and stays readable: watch it from
+ *      select/poll/epoll, IO#wait_readable or asyncio's add_reader;
+ *   3. hev2_options.on_done: a callback called on a library thread;
+ *   4. hev2_options.job: a postponed job (see hev2_job_register) triggered
+ *      at completion and run by the host at a safe point of its choosing.
+ * The callback never fires inside hev2_connect, never fires if hev2_connect
+ * returned an error, and otherwise fires exactly once with the final status
+ * (HEV2_ECANCELED included) — even if the handle was released before (its
+ * user data must stay valid until then). The same holds for the job
+ * trigger (triggers of one job coalesce: see below).
+ *
+ * Cancellation: after hev2_cancel(c) returns, the outcome of c is either the
+ * one it already had, or HEV2_ECANCELED: a connection that wins the race
+ * concurrently with the cancel is closed, never handed over.
+ */
+#ifndef HEV2_H
+#define HEV2_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of this header: MAJOR*10000 + MINOR*100 + PATCH. hev2_version()
+ * returns the library's; the library is compatible with every header of the
+ * same MAJOR whose number is not greater than its own. */
+#define HEV2_VERSION_MAJOR 1
+#define HEV2_VERSION_MINOR 0
+#define HEV2_VERSION_PATCH 0
+#define HEV2_VERSION_NUM                                                      \
+	(HEV2_VERSION_MAJOR * 10000 + HEV2_VERSION_MINOR * 100 + HEV2_VERSION_PATCH)
+
+/* ---- status codes (append-only numbering) -------------------------------
+ * Codes -1..-11 say the call itself failed. Codes -12..-15 are outcomes of a
+ * connection (hev2_result_info.status, the callback's status). */
+#define HEV2_OK          0
+#define HEV2_EINVAL     -1  /* bad argument: NULL out-pointer, bad index, bad
+                               wait timeout, unknown flag, bad job id */
+#define HEV2_EHOST      -2  /* bad host: NULL, empty, a NUL byte inside, or
+                               longer than 253 characters */
+#define HEV2_EPORT      -3  /* bad port: NULL, 0, > 65535, or a service name
+                               unknown to /etc/services */
+#define HEV2_EOPTIONS   -4  /* bad options: size too small (or unknown
+                               non-zero trailing bytes), a delay or timeout
+                               negative or over 24 h, unknown family or
+                               resolver, bad local address/port, bad static
+                               address list or nameserver, open_timeout
+                               combined with resolv/connect timeout */
+#define HEV2_EHANDLE    -5  /* handle unknown: 0, never issued, or released */
+#define HEV2_EAGAIN     -6  /* not done yet: hev2_wait's timeout elapsed, or
+                               hev2_result on a running handle */
+#define HEV2_ECAPACITY  -7  /* over capacity: too many handles in flight, or
+                               no free job slot; nothing was started */
+#define HEV2_EFORKED    -8  /* called in a fork() child of the process that
+                               loaded the library; see "fork()" above */
+#define HEV2_ENOTSUP    -9  /* valid but not supported by this build (e.g. a
+                               resolver that is not compiled in) */
+#define HEV2_ESYSTEM   -10  /* a system resource failed (e.g. eventfd() with
+                               EMFILE); the thread's errno is set */
+#define HEV2_EINTERNAL -11  /* a bug in hev2 was caught (never a crash) */
+/* outcomes */
+#define HEV2_ECONNECT  -12  /* every connection attempt failed; see .error
+                               and the attempts */
+#define HEV2_ERESOLVE  -13  /* name resolution gave no address; see .eai and
+                               .lookups[] */
+#define HEV2_ETIMEOUT  -14  /* one of the caller's timeouts fired; see
+                               .timeout */
+#define HEV2_ECANCELED -15  /* cancelled by hev2_cancel or hev2_release */
+
+/* ---- enums ---------------------------------------------------------------- */
+
+/* hev2_options.family / hev2_*_info.family use the AF_* constants of
+ * <sys/socket.h>: AF_UNSPEC (both), AF_INET, AF_INET6. */
+
+/* hev2_options.resolver */
+#define HEV2_RESOLVER_DEFAULT 0 /* the system resolver, or the built-in one
+                                   when nameservers are given */
+#define HEV2_RESOLVER_SYSTEM  1 /* getaddrinfo(3), one call per family on its
+                                   own thread (honours nsswitch, hosts file) */
+#define HEV2_RESOLVER_BUILTIN 2 /* built-in DNS client, truly cancellable;
+                                   nameservers from .nameservers or else
+                                   /etc/resolv.conf */
+
+/* Which of the caller's timeouts fired (hev2_result_info.timeout). */
+#define HEV2_TIMEOUT_NONE    0
+#define HEV2_TIMEOUT_RESOLV  1 /* resolv_timeout_ms */
+#define HEV2_TIMEOUT_CONNECT 2 /* connect_timeout_ms */
+#define HEV2_TIMEOUT_OPEN    3 /* open_timeout_ms */
+
+/* State of one family's lookup (hev2_lookup_info.state). */
+#define HEV2_LOOKUP_NOT_STARTED 0 /* not needed (IP literal, static list,
+                                     family restriction) */
+#define HEV2_LOOKUP_PENDING     1 /* abandoned: the race ended first */
+#define HEV2_LOOKUP_ANSWERED    2
+#define HEV2_LOOKUP_FAILED      3
+
+/* Race events (hev2_event_info.kind); hev2_event_name() gives the text. */
+#define HEV2_EV_LOOKUP_STARTED   1  /* .family */
+#define HEV2_EV_LOOKUP_ANSWERED  2  /* .family, .detail lists the addresses */
+#define HEV2_EV_LOOKUP_FAILED    3  /* .family, .eai, .error */
+#define HEV2_EV_LOOKUP_CANCELED  4  /* .family: no longer needed */
+#define HEV2_EV_RESOLUTION_DELAY 5  /* A answered first: waiting for AAAA */
+#define HEV2_EV_ATTEMPT_STARTED  6  /* .attempt, .address, .port */
+#define HEV2_EV_ATTEMPT_FAILED   7  /* .attempt, .address, .port, .error */
+#define HEV2_EV_ATTEMPT_WON      8  /* .attempt, .address, .port */
+#define HEV2_EV_ATTEMPT_CLOSED   9  /* a loser, closed */
+#define HEV2_EV_TIMEOUT          10 /* .timeout */
+#define HEV2_EV_CANCELED         11
+#define HEV2_EV_DONE             12 /* .error / .eai: the outcome */
+
+/* hev2_job_register flags */
+#define HEV2_JOB_DIRECT 1u /* call the job on the triggering thread (a
+                              library thread) instead of queueing it */
+
+/* Buffer sizes (include the terminating NUL). */
+#define HEV2_ADDRSTRLEN  64  /* an IP address as text, with %zone */
+#define HEV2_DETAILLEN   160 /* hev2_event_info.detail */
+#define HEV2_ERRMSGLEN   1024 /* the longest text hev2_errmsg returns */
+
+/* Hard limits. */
+#define HEV2_MAX_HOSTLEN  253  /* characters of a host name */
+#define HEV2_MAX_JOBS     256  /* jobs that can be registered per process */
+#define HEV2_MAX_TIMEOUT_MS 86400000 /* 24 h: anything larger is a mistake */
+#define HEV2_DEFAULT_MAX_HANDLES 4096 /* handles running at once */
+
+/* ---- types ---------------------------------------------------------------- */
+
+/* A connection handle: a 64-bit id, never reused; 0 is never valid. */
+typedef uint64_t hev2_conn;
+
+/* A registered postponed job: 1..HEV2_MAX_JOBS; 0 means "none". */
+typedef uint32_t hev2_job;
+
+/* Completion callback (hev2_options.on_done): called once per successful
+ * hev2_connect, on a library thread, never inside hev2_connect, with the
+ * final status (HEV2_OK or an outcome code). It may call any hev2 function
+ * (including hev2_result and hev2_release on c); it must not block for long
+ * and must not unwind (longjmp, C++ exception) through the library. */
+typedef void (*hev2_done_fn)(hev2_conn c, int status, void *user_data);
+
+/* A postponed job's function. */
+typedef void (*hev2_job_fn)(void *data);
+
+/* Options of one connection. Always fill with hev2_options_init first, then
+ * change fields. Pointers in it only need to stay valid during the
+ * hev2_connect call (everything is copied). Zero in a delay/timeout field
+ * means "the default" for delays and "no timeout" for timeouts. */
+typedef struct hev2_options {
+	size_t size; /* = sizeof(hev2_options); set by hev2_options_init */
+
+	/* RFC 8305 tuning (ms). 0: the RFC defaults (50, 250, 1). The attempt
+	 * delay is clamped to [10, 2000] ms as the RFC asks. */
+	int resolution_delay_ms;
+	int connection_attempt_delay_ms;
+	int first_address_family_count; /* 0..64; 0: 1 */
+
+	/* Timeouts (ms, 0: none), with Ruby Socket.tcp's meaning:
+	 * resolv: name resolution; connect: after every resolved address was
+	 * tried (fast_fallback = 0: each attempt); open: the whole call, and it
+	 * cannot be combined with the other two. */
+	int resolv_timeout_ms;
+	int connect_timeout_ms;
+	int open_timeout_ms;
+
+	int fast_fallback; /* 1 (default): the race; 0: serial, one at a time */
+	int family;        /* AF_UNSPEC (default), AF_INET or AF_INET6 */
+
+	/* Local address to bind: an IP literal (no name), or NULL. It restricts
+	 * the destinations to its family. local_port 0..65535 (0: any). */
+	const char *local_host;
+	int local_port;
+
+	/* Resolver: HEV2_RESOLVER_*. nameservers (built-in resolver only):
+	 * comma-separated "IP", "IP:PORT" or "[IPv6]:PORT"; NULL: none. */
+	int resolver;
+	const char *nameservers;
+
+	/* Static address list, like curl's --resolve: entries separated by ';'
+	 * or white space, each "NAME:ADDR[,ADDR...]" (IPv6 addresses bare or in
+	 * brackets). A host matching a NAME exactly skips the resolver. */
+	const char *static_hosts;
+
+	/* Socket options of the returned fd. nodelay: TCP_NODELAY. keepalive_ms
+	 * > 0: SO_KEEPALIVE with that idle time (rounded up to seconds).
+	 * blocking: 1 returns the fd in blocking mode (default 0: O_NONBLOCK).
+	 * The fd is always close-on-exec. */
+	int nodelay;
+	int keepalive_ms;
+	int blocking;
+
+	/* Completion (see "Completion" above). on_done: NULL for none.
+	 * job: 0 for none. */
+	hev2_done_fn on_done;
+	void *on_done_data;
+	hev2_job job;
+
+	/* 1: record the race's events (hev2_get_event); costs a little memory
+	 * per event. Default 0. */
+	int record_events;
+} hev2_options;
+
+/* One family's lookup. */
+typedef struct hev2_lookup_info {
+	int family;    /* AF_INET6 (lookups[0]) or AF_INET (lookups[1]) */
+	int state;     /* HEV2_LOOKUP_* */
+	int eai;       /* getaddrinfo code (glibc's EAI_* numbers), 0 if none */
+	int sys_errno; /* errno captured on the resolver's thread when eai is
+	                  EAI_SYSTEM (else 0) */
+	int n_addrs;   /* addresses it answered */
+	double elapsed_ms;
+} hev2_lookup_info;
+
+/* The outcome of a handle (hev2_result). Set .size = sizeof before calling. */
+typedef struct hev2_result_info {
+	size_t size;
+
+	int status; /* HEV2_OK or an outcome code (HEV2_ECONNECT ...) */
+
+	/* The winner (status == HEV2_OK), else fd = -1 and the rest zero. */
+	int fd; /* yours from now on: hev2_release no longer closes it */
+	int family; /* AF_INET or AF_INET6 */
+	int port;
+	char address[HEV2_ADDRSTRLEN]; /* no brackets */
+	struct sockaddr_storage sockaddr;
+	socklen_t sockaddr_len;
+
+	double elapsed_ms; /* from hev2_connect to the outcome */
+
+	/* The primary cause of a failure: the errno of the last failed attempt
+	 * (ECONNREFUSED ...; ETIMEDOUT for a timeout), and the getaddrinfo code
+	 * when resolution is the cause. */
+	int error;
+	int eai;
+	int timeout; /* HEV2_TIMEOUT_*: which timeout fired */
+
+	hev2_lookup_info lookups[2]; /* [0] AAAA, [1] A */
+
+	int n_attempts; /* for hev2_get_attempt */
+	int n_events;   /* for hev2_get_event (0 unless record_events) */
+} hev2_result_info;
+
+/* One connection attempt (hev2_get_attempt). Set .size before calling. */
+typedef struct hev2_attempt_info {
+	size_t size;
+	char address[HEV2_ADDRSTRLEN];
+	int family;
+	int port;
+	int error;     /* errno; 0 for the winner or a loser closed early */
+	int won;       /* 1 for the winner */
+	int bind_failed; /* 1 if .error came from binding the local address */
+	double start_ms, end_ms; /* since hev2_connect; end 0 if cut short */
+} hev2_attempt_info;
+
+/* One step of the race (hev2_get_event). Set .size before calling. */
+typedef struct hev2_event_info {
+	size_t size;
+	double at_ms; /* since hev2_connect */
+	int kind;     /* HEV2_EV_* */
+	int family;   /* AF_INET6, AF_INET or 0 */
+	int attempt;  /* attempt index for attempt events, else -1 */
+	char address[HEV2_ADDRSTRLEN];
+	int port;
+	int error;   /* errno, 0 if none */
+	int eai;     /* getaddrinfo code for lookup-failed, else 0 */
+	int timeout; /* HEV2_TIMEOUT_* for a timeout event */
+	char detail[HEV2_DETAILLEN]; /* readable detail (addresses, message) */
+} hev2_event_info;
+
+/* Process-wide counters (hev2_stats). Set .size before calling. */
+typedef struct hev2_stats_info {
+	size_t size;
+	uint64_t handles_created;  /* since load */
+	uint64_t handles_live;     /* not yet released */
+	uint64_t handles_running;  /* not yet done */
+	uint64_t max_handles;      /* the cap on handles_running */
+	uint64_t over_capacity;    /* hev2_connect calls refused with ECAPACITY */
+	uint64_t callbacks_fired;
+	uint64_t jobs_registered;
+	uint64_t jobs_triggered;   /* trigger calls (before coalescing) */
+	uint64_t jobs_run;
+} hev2_stats_info;
+
+/* ---- library ---------------------------------------------------------------- */
+
+/* HEV2_VERSION_NUM of the library. Async-signal-safe. */
+int hev2_version(void);
+
+/* A static, readable text for any status (unknown codes included); never
+ * NULL. Async-signal-safe. */
+const char *hev2_strerror(int status);
+
+/* Starts the Go runtime now rather than on the first connect (~4 ms), and
+ * records the process id for the fork check. Optional; idempotent. */
+int hev2_init(void);
+
+/* Sets the cap on handles running at once (1..1000000; default
+ * HEV2_DEFAULT_MAX_HANDLES). Beyond it hev2_connect returns HEV2_ECAPACITY.
+ * Lowering it below the current count refuses new ones until enough finish. */
+int hev2_set_max_handles(int max);
+
+/* Fills *s (s->size set by the caller). */
+int hev2_stats(hev2_stats_info *s);
+
+/* ---- connections ------------------------------------------------------------ */
+
+/* Fills *o with the defaults and o->size. HEV2_EINVAL if o is NULL. */
+int hev2_options_init(hev2_options *o);
+
+/* Starts connecting to host:port and returns at once with *out set to a new
+ * handle; nothing is resolved or connected on the calling thread. host: a
+ * name, or an IPv4/IPv6 literal (brackets allowed). port: decimal 1..65535
+ * or a service name from /etc/services. o: NULL for the defaults.
+ * On error *out is set to 0 and no callback or job will fire. */
+int hev2_connect(const char *host, const char *port, const hev2_options *o,
+                 hev2_conn *out);
+
+/* The same with an explicit host length, for callers whose strings are not
+ * NUL-terminated or may contain NUL bytes (a NUL inside -> HEV2_EHOST). */
+int hev2_connect_len(const char *host, size_t host_len, const char *port,
+                     const hev2_options *o, hev2_conn *out);
+
+/* Blocks until c is done (HEV2_OK) or timeout_ms elapses (HEV2_EAGAIN).
+ * timeout_ms: -1 forever, 0 just check, 1..HEV2_MAX_TIMEOUT_MS. The outcome
+ * itself is in hev2_result. A concurrent hev2_release makes it return
+ * HEV2_EHANDLE. */
+int hev2_wait(hev2_conn c, int timeout_ms);
+
+/* An fd that becomes readable when c is done and stays readable (an eventfd,
+ * created on first call). It belongs to the handle: do not read it, do not
+ * close it; it is closed by hev2_release. Returns the fd (>= 0) or a
+ * negative status. */
+int hev2_fd(hev2_conn c);
+
+/* Cancels c: any thread, any moment, idempotent; a no-op once c is done.
+ * The outcome becomes HEV2_ECANCELED unless c was already done. */
+int hev2_cancel(hev2_conn c);
+
+/* Fills *r (r->size set by the caller) once c is done: HEV2_EAGAIN while it
+ * runs. When r->status is HEV2_OK, r->fd (connected, close-on-exec) becomes
+ * the caller's: the library never touches it again, hev2_release will not
+ * close it, and later hev2_result calls report the same number. */
+int hev2_result(hev2_conn c, hev2_result_info *r);
+
+/* Attempt i (0 <= i < n_attempts) of a done handle. */
+int hev2_get_attempt(hev2_conn c, int i, hev2_attempt_info *a);
+
+/* Event i (0 <= i < n_events) of a done handle. */
+int hev2_get_event(hev2_conn c, int i, hev2_event_info *e);
+
+/* The name of an event kind ("attempt-started" ...; "unknown" for others).
+ * Async-signal-safe. */
+const char *hev2_event_name(int kind);
+
+/* One readable line explaining c's outcome ("connected to ...",
+ * "connect example.test:443: connection refused [...]", "in progress", or
+ * the text of a status such as "invalid handle" when c is not usable).
+ * Never NULL. The text lives in a thread-local buffer: valid until the next
+ * hev2_errmsg call on the same thread. */
+const char *hev2_errmsg(hev2_conn c);
+
+/* Releases c: cancels it if still running, closes its winner fd unless
+ * hev2_result handed it over, closes hev2_fd's fd, and makes the id invalid.
+ * hev2_release(0) is a no-op returning HEV2_OK; a second release of the same
+ * id returns HEV2_EHANDLE. The callback of a running handle still fires
+ * (with HEV2_ECANCELED). */
+int hev2_release(hev2_conn c);
+
+/* ---- postponed jobs ----------------------------------------------------------
+ * Modelled on Ruby's rb_postponed_job_preregister/trigger. Register a job
+ * once (at start-up, on the host's thread); completion (hev2_options.job) or
+ * anyone (hev2_job_trigger) only *triggers* it: a lock-free flag, safe from
+ * any thread and from a signal handler. Triggers coalesce: a job triggered
+ * several times before it runs runs once. The host runs triggered jobs with
+ * hev2_run_jobs() at a safe point (e.g. holding its interpreter lock),
+ * watching hev2_jobs_fd() from its event loop to know when to. A job
+ * registered HEV2_JOB_DIRECT is instead called on the triggering thread (for
+ * C hosts, or a Ruby extension whose direct job only calls
+ * rb_postponed_job_trigger). Jobs are never unregistered. These functions are
+ * pure C: they never enter Go and work in a fork child. */
+
+/* Registers fn(data); *out receives the job id. HEV2_ECAPACITY once
+ * HEV2_MAX_JOBS are registered; HEV2_EINVAL for a NULL fn/out or an unknown
+ * flag. */
+int hev2_job_register(hev2_job_fn fn, void *data, unsigned flags,
+                      hev2_job *out);
+
+/* Triggers job j (lock-free; async-signal-safe unless j is DIRECT).
+ * HEV2_EINVAL for an unregistered id. */
+int hev2_job_trigger(hev2_job j);
+
+/* Runs, on the calling thread, every job triggered since its last run.
+ * Returns how many ran (>= 0). Jobs triggered while it runs are run by the
+ * next call (and hev2_jobs_fd is readable again). */
+int hev2_run_jobs(void);
+
+/* An fd (an eventfd) readable while triggered jobs wait to be run; reading
+ * it is not needed (hev2_run_jobs drains it). Owned by the library. */
+int hev2_jobs_fd(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HEV2_H */
