@@ -1,0 +1,116 @@
+# frozen_string_literal: true
+
+require "socket"
+
+module Hev2
+  # A failure of the library itself (bad options it refused, a cap on
+  # handles reached, a stale handle), not of the connection.
+  class Error < StandardError
+    # The HEV2_E* status the library returned.
+    attr_reader :status
+
+    def initialize(message = nil, status = nil)
+      super(message)
+      @status = status
+    end
+  end
+
+  # The library was loaded by a parent process that then forked. The Go
+  # runtime does not survive fork, so the child cannot use it; the library
+  # says so at once (HEV2_EFORKED) instead of hanging.
+  class ForkedError < Error; end
+
+  # A name that did not resolve. It is a Socket::ResolutionError on Rubies
+  # that have one (3.3+) and a SocketError before, so existing rescues keep
+  # working, and #error_code answers the getaddrinfo code (Socket::EAI_*) on
+  # every Ruby.
+  class ResolutionError < (defined?(::Socket::ResolutionError) ? ::Socket::ResolutionError : ::SocketError)
+    def initialize(message = nil, error_code = nil)
+      super(message)
+      @hev2_error_code = error_code
+    end
+
+    def error_code
+      @hev2_error_code
+    end
+  end
+
+  # Builds the exceptions Hev2.tcp raises, with messages naming host and port.
+  module Errors
+    module_function
+
+    def target(host, port)
+      "#{host.nil? ? "localhost" : host.inspect} port #{port}"
+    end
+
+    # A connection failure: the Errno::* of the errno (Errno::ECONNREFUSED…).
+    def connection(errno, host, port, detail = nil)
+      msg = +"connect(2) for #{target(host, port)}"
+      msg << " (#{detail})" if detail && !detail.empty?
+      SystemCallError.new(msg, errno)
+    end
+
+    # A getaddrinfo failure; EAI_SYSTEM becomes the Errno::* of the errno
+    # captured on the resolver's thread (Ruby Bug #20198).
+    def resolution(eai, errno, host, port, detail = nil)
+      if eai == eai_system && errno && errno != 0
+        return SystemCallError.new("getaddrinfo(3) for #{target(host, port)}", errno)
+      end
+      msg = +"getaddrinfo(3) for #{target(host, port)}: #{detail || "error #{eai}"}"
+      ResolutionError.new(msg, eai)
+    end
+
+    # A timeout the caller gave, raised as the running Ruby's Socket.tcp
+    # raises it: Errno::ETIMEDOUT "user specified timeout" for resolv_timeout
+    # and connect_timeout; IO::TimeoutError for open_timeout where it exists
+    # (Ruby 3.2+), Errno::ETIMEDOUT before.
+    def timeout(kind, host, port)
+      msg = "user specified timeout (#{kind}) for #{target(host, port)}"
+      if kind == :open_timeout && defined?(::IO::TimeoutError)
+        ::IO::TimeoutError.new(msg)
+      else
+        Errno::ETIMEDOUT.new(msg)
+      end
+    end
+
+    def eai_system
+      defined?(::Socket::EAI_SYSTEM) ? ::Socket::EAI_SYSTEM : -11
+    end
+  end
+end
+
+module Hev2
+  # Extra facts hev2 attaches to the exceptions it raises (they stay the
+  # usual classes; this only adds readers).
+  module Failure
+    # :resolv_timeout, :connect_timeout, :open_timeout, or nil.
+    attr_accessor :hev2_timeout
+    # The getaddrinfo code behind the failure (Socket::EAI_*), or nil.
+    attr_accessor :hev2_eai
+  end
+
+  EAI_NAMES = Socket.constants.grep(/\AEAI_/).each_with_object({}) do |name, h|
+    h[Socket.const_get(name)] ||= name.to_s
+  end.freeze
+  private_constant :EAI_NAMES
+
+  # The scenario contract's "error" object for an exception from Hev2.tcp.
+  def self.describe_error(error)
+    timeout = error.respond_to?(:hev2_timeout) ? error.hev2_timeout : nil
+    eai = error.respond_to?(:hev2_eai) ? error.hev2_eai : nil
+    eai ||= error.error_code if error.is_a?(ResolutionError)
+    errno = if error.is_a?(SystemCallError) && error.class.name&.start_with?("Errno::")
+              error.class.name.delete_prefix("Errno::")
+            elsif timeout
+              "ETIMEDOUT"
+            else
+              ""
+            end
+    {
+      "errno" => errno,
+      "eai" => eai ? EAI_NAMES.fetch(eai, "EAI_#{eai}") : "",
+      "timeout" => timeout ? timeout.to_s : "",
+      "message" => "#{error.class}: #{error.message}",
+    }
+  end
+end

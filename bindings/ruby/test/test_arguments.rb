@@ -1,0 +1,89 @@
+# frozen_string_literal: true
+
+require "minitest/autorun"
+require "hev2/arguments"
+
+# Argument checking happens before the library is entered; bad input gets a
+# clear ArgumentError/TypeError.
+class TestArguments < Minitest::Test
+  def build(host = "example.test", port = 80, local_host = nil, local_port = nil,
+            resolv_timeout: nil, connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
+    Hev2::Arguments.build(host, port, local_host, local_port, resolv_timeout, connect_timeout,
+                          open_timeout, fast_fallback, more)
+  end
+
+  def test_defaults
+    r = build
+    assert_equal "example.test", r.host
+    assert_equal 80, r.port
+    assert_nil r.local_host
+    assert_equal 0, r.local_port
+    assert_equal true, r.fast_fallback
+    assert_equal :unspec, r.family
+    assert_equal :system, r.resolver
+  end
+
+  def test_ports_as_socket_tcp_takes_them
+    assert_equal 8080, build("h", "8080").port
+    assert_equal 80, build("h", "http").port
+    assert_raises(ArgumentError) { build("h", 70_000) }
+    assert_raises(ArgumentError) { build("h", -1) }
+    assert_raises(ArgumentError) { build("h", "no-such-service-hev2") }
+    assert_raises(TypeError) { build("h", 1.5) }
+  end
+
+  def test_host_checks
+    assert_raises(TypeError) { build(42) }
+    assert_raises(ArgumentError) { build("") }
+    assert_raises(ArgumentError) { build("a\0b") }
+    e = assert_raises(ArgumentError) { build("[::1]") }
+    assert_match(/without brackets/, e.message)
+    assert_nil build(nil).host
+  end
+
+  def test_local_host_literals_are_normalised
+    assert_equal "::1", build("h", 1, "0:0::1").local_host
+    assert_equal "127.0.0.1", build("h", 1, "127.0.0.1", 4000).local_host
+    assert_equal 4000, build("h", 1, "127.0.0.1", 4000).local_port
+  end
+
+  def test_timeouts
+    assert_equal 1.5, build(resolv_timeout: 1.5).resolv_timeout
+    assert_equal 0, build(connect_timeout: 0).connect_timeout
+    assert_raises(ArgumentError) { build(connect_timeout: -1) }
+    assert_raises(TypeError) { build(connect_timeout: "1") }
+    assert_raises(ArgumentError) { build(open_timeout: Float::INFINITY) }
+    e = assert_raises(ArgumentError) { build(open_timeout: 1, connect_timeout: 1) }
+    assert_match(/open_timeout/, e.message)
+  end
+
+  def test_fast_fallback_must_be_boolean
+    assert_equal false, build(fast_fallback: false).fast_fallback
+    assert_raises(TypeError) { build(fast_fallback: nil) }
+  end
+
+  def test_more_keywords
+    r = build(family: :ipv6, resolution_delay: 0.01, connection_attempt_delay: 0.05,
+              first_address_family_count: 2, nodelay: true, addresses: ["::1", "127.0.0.1"])
+    assert_equal :ipv6, r.family
+    assert_equal 0.01, r.resolution_delay
+    assert_equal 2, r.first_address_family_count
+    assert_equal ["::1", "127.0.0.1"], r.addresses
+    assert_equal true, r.nodelay
+    assert_equal :ipv4, build(family: Socket::AF_INET).family
+    assert_raises(ArgumentError) { build(family: :ipx) }
+    assert_raises(ArgumentError) { build(addresses: ["not-an-ip"]) }
+    assert_raises(ArgumentError) { build(addresses: []) }
+  end
+
+  def test_resolver_choice
+    assert_equal :builtin, build(nameservers: ["127.0.0.1:53"]).resolver
+    assert_raises(ArgumentError) { build(resolver: :system, nameservers: ["127.0.0.1"]) }
+    assert_raises(ArgumentError) { build(resolver: :dns) }
+  end
+
+  def test_unknown_keywords_are_named
+    e = assert_raises(ArgumentError) { build(conect_timeout: 1) }
+    assert_match(/conect_timeout/, e.message)
+  end
+end
