@@ -2,20 +2,172 @@ package core
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
+	"time"
 )
 
+// MaxHostLen is the longest host name accepted (RFC 1035's 253 characters
+// of presentation format).
+const MaxHostLen = 253
+
 // Connect races a TCP connection to host:port and returns the winning
-// socket's fd with the full account of the race. On failure the error is an
-// *Error (or an ErrInvalidOptions error) and every socket has been closed.
+// socket's fd with the full account of the race. host is a name or an IP
+// literal (brackets and an IPv6 zone allowed). On failure the error is an
+// *Error (or wraps ErrInvalidOptions) and every socket has been closed.
 func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result, error) {
-	return nil, errors.New("not implemented yet")
+	if err := d.Validate(); err != nil {
+		return nil, err
+	}
+	if err := checkHost(host); err != nil {
+		return nil, err
+	}
+	if port == 0 {
+		return nil, invalid("port 0 cannot be connected to")
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	r := &race{d: d, host: host, box: newInbox(), start: time.Now()}
+	if d.LocalAddr.IsValid() || d.LocalPort != 0 {
+		r.local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)
+	}
+	cfg := MachineConfig{
+		Host:                    host,
+		Port:                    port,
+		ResolutionDelay:         d.resolutionDelay(),
+		ConnectionAttemptDelay:  d.attemptDelay(),
+		FirstAddressFamilyCount: d.firstFamilyCount(),
+		ResolvTimeout:           d.ResolvTimeout,
+		ConnectTimeout:          d.ConnectTimeout,
+		OpenTimeout:             d.OpenTimeout,
+		Serial:                  d.DisableFastFallback,
+		Sort:                    r.sortRFC6724,
+		Trace:                   d.Trace,
+	}
+	want := d.wantedFamily()
+	if static, ok := d.staticAddrs(host); ok {
+		// IP literals and static entries skip resolution and its timers.
+		cfg.Static = filterFamily(static, want)
+		if len(cfg.Static) == 0 {
+			return nil, &Error{Host: host, Port: port, Cause: &ResolveError{Host: host, Family: want, Code: EAI_ADDRFAMILY}}
+		}
+	} else if want == FamilyUnspec {
+		cfg.Families = lookupFamilies[:]
+	} else {
+		cfg.Families = []Family{want}
+	}
+	r.m = NewMachine(cfg)
+	return r.run(ctx)
+}
+
+// staticAddrs returns the addresses of an IP literal or a Hosts entry.
+func (d *Dialer) staticAddrs(host string) ([]netip.Addr, bool) {
+	if a, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{a}, true
+	}
+	if addrs, ok := d.Hosts[host]; ok {
+		return addrs, true
+	}
+	return nil, false
+}
+
+func filterFamily(addrs []netip.Addr, f Family) []netip.Addr {
+	if f == FamilyUnspec {
+		return addrs
+	}
+	var out []netip.Addr
+	for _, a := range addrs {
+		if FamilyOf(a) == f {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// checkHost rejects what no resolver could ever answer, so that the error
+// is clear and immediate.
+func checkHost(host string) error {
+	switch {
+	case host == "":
+		return invalid("empty host")
+	case len(host) > MaxHostLen && strings.IndexByte(host, ':') < 0:
+		return invalid("host name of %d characters (at most %d)", len(host), MaxHostLen)
+	case len(host) > MaxHostLen+64:
+		return invalid("host of %d characters", len(host))
+	case strings.IndexByte(host, 0) >= 0:
+		return invalid("host contains a NUL byte")
+	}
+	return nil
+}
+
+// ParsePort accepts a port number (1-65535) or a TCP service name from the
+// services database.
+func ParsePort(service string) (uint16, error) {
+	if service == "" {
+		return 0, invalid("empty port")
+	}
+	if n, err := strconv.ParseUint(service, 10, 16); err == nil {
+		if n == 0 {
+			return 0, invalid("port 0 cannot be connected to")
+		}
+		return uint16(n), nil
+	}
+	if strings.IndexByte(service, 0) >= 0 || len(service) > 64 {
+		return 0, invalid("malformed port %q", service)
+	}
+	n, err := net.LookupPort("tcp", service)
+	if err != nil || n <= 0 || n > 65535 {
+		return 0, invalid("unknown port %q", service)
+	}
+	return uint16(n), nil
 }
 
 // DialContext has net.Dialer.DialContext's signature, so it drops into
 // http.Transport. network is "tcp", "tcp4" or "tcp6"; the returned Conn is a
 // *net.TCPConn.
 func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	return nil, errors.New("not implemented yet")
+	dd := *d
+	dd.BlockingFD = false // Go's poller needs a non-blocking socket
+	switch network {
+	case "tcp":
+	case "tcp4", "tcp6":
+		f := IPv4
+		if network == "tcp6" {
+			f = IPv6
+		}
+		if dd.Family != FamilyUnspec && dd.Family != f {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: invalid("network %s conflicts with family %v", network, dd.Family)}
+		}
+		dd.Family = f
+	default:
+		return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
+	}
+	host, service, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	port, err := ParsePort(service)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	res, err := dd.Connect(ctx, host, port)
+	if err != nil {
+		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+	}
+	return fdToConn(res.FD)
+}
+
+// fdToConn wraps a connected socket as a *net.TCPConn. net.FileConn takes a
+// duplicate, so the original is closed here.
+func fdToConn(fd int) (net.Conn, error) {
+	f := os.NewFile(uintptr(fd), "hev2")
+	defer f.Close()
+	c, err := net.FileConn(f)
+	if err != nil {
+		return nil, fmt.Errorf("hev2: wrapping fd %d: %w", fd, err)
+	}
+	return c, nil
 }

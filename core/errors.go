@@ -84,15 +84,17 @@ func (e *Error) Error() string {
 			parts = append(parts, l.Err.Error())
 		}
 	}
-	for _, a := range e.Attempts {
-		if a.Err != nil && a.Err != e.Cause {
-			parts = append(parts, a.Addr.String()+": "+a.Err.Error())
+	if len(e.Attempts) > 1 || len(e.Attempts) == 1 && e.Attempts[0].Err != e.Cause {
+		for _, a := range e.Attempts {
+			if a.Err != nil {
+				parts = append(parts, a.Addr.String()+": "+a.Err.Error())
+			}
 		}
 	}
 	if len(parts) > 0 {
-		b.WriteString(" [")
+		b.WriteString(" (")
 		b.WriteString(strings.Join(parts, "; "))
-		b.WriteString("]")
+		b.WriteString(")")
 	}
 	return b.String()
 }

@@ -1,0 +1,339 @@
+package core
+
+// This file holds the only cgo in package core: a small pool of C threads
+// that call getaddrinfo(3). The threads are created by C (pthread_create), not
+// by the Go runtime, for two reasons: a failed pthread_create is an error we
+// can hand to the caller as EAI_SYSTEM with its errno (the Go runtime aborts
+// the process when it cannot create a thread), and idle threads exit after a
+// while, so a burst of lookups does not leave a library's host process with
+// hundreds of threads forever. Finished jobs are pushed on a list and an
+// eventfd is signalled; one Go goroutine (gaiDispatch) reads it through the
+// netpoller, so no Go thread ever blocks on a lookup.
+
+/*
+#define _GNU_SOURCE
+#include <errno.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <time.h>
+#include <unistd.h>
+
+struct hev2_gai_addr { unsigned char ip[16]; uint32_t scope; int v6; };
+
+struct hev2_gai_job {
+	struct hev2_gai_job *next;
+	char *host;
+	int family;
+	uintptr_t handle;              // the Go side's cgo.Handle
+	int rc;                        // getaddrinfo's return value
+	int err;                       // errno read on the calling thread when rc == EAI_SYSTEM
+	int naddrs;
+	struct hev2_gai_addr *addrs;
+};
+
+static pthread_mutex_t hev2_gai_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t hev2_gai_cv;
+static struct hev2_gai_job *hev2_gai_pending, *hev2_gai_pending_tail, *hev2_gai_done;
+static int hev2_gai_npending, hev2_gai_nidle, hev2_gai_nthreads;
+static long hev2_gai_created;
+static long hev2_gai_idle_ms = 5000;
+static int hev2_gai_efd = -1;
+
+// Runs getaddrinfo for one family and copies the answer out, so the
+// addrinfo list is freed on this thread whatever happens to the caller.
+static void hev2_gai_run(struct hev2_gai_job *j) {
+	struct addrinfo hints, *res = NULL, *ai;
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = j->family;
+	hints.ai_socktype = SOCK_STREAM;
+	j->rc = getaddrinfo(j->host, NULL, &hints, &res);
+	j->err = j->rc == EAI_SYSTEM ? errno : 0;
+	if (j->rc != 0)
+		return;
+	int n = 0;
+	for (ai = res; ai; ai = ai->ai_next)
+		n++;
+	j->addrs = calloc(n ? n : 1, sizeof *j->addrs);
+	if (!j->addrs) {
+		freeaddrinfo(res);
+		j->rc = EAI_MEMORY;
+		return;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		struct hev2_gai_addr *a = &j->addrs[j->naddrs];
+		if (ai->ai_family == AF_INET6) {
+			struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ai->ai_addr;
+			memcpy(a->ip, &s6->sin6_addr, 16);
+			a->scope = s6->sin6_scope_id;
+			a->v6 = 1;
+		} else if (ai->ai_family == AF_INET) {
+			memcpy(a->ip, &((struct sockaddr_in *)ai->ai_addr)->sin_addr, 4);
+		} else {
+			continue;
+		}
+		j->naddrs++;
+	}
+	freeaddrinfo(res);
+}
+
+static void *hev2_gai_worker(void *arg) {
+	struct hev2_gai_job *j = arg;
+	for (;;) {
+		hev2_gai_run(j);
+		pthread_mutex_lock(&hev2_gai_mu);
+		j->next = hev2_gai_done;
+		hev2_gai_done = j;
+		pthread_mutex_unlock(&hev2_gai_mu);
+		uint64_t one = 1;
+		while (write(hev2_gai_efd, &one, sizeof one) < 0 && errno == EINTR)
+			;
+		// Wait for the next job; exit once idle for hev2_gai_idle_ms.
+		pthread_mutex_lock(&hev2_gai_mu);
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += hev2_gai_idle_ms / 1000;
+		until.tv_nsec += (hev2_gai_idle_ms % 1000) * 1000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		int rc = 0;
+		while (!hev2_gai_pending && rc != ETIMEDOUT) {
+			hev2_gai_nidle++;
+			rc = pthread_cond_timedwait(&hev2_gai_cv, &hev2_gai_mu, &until);
+			hev2_gai_nidle--;
+		}
+		j = hev2_gai_pending;
+		if (!j) {
+			hev2_gai_nthreads--;
+			pthread_mutex_unlock(&hev2_gai_mu);
+			return NULL;
+		}
+		hev2_gai_pending = j->next;
+		if (!hev2_gai_pending)
+			hev2_gai_pending_tail = NULL;
+		hev2_gai_npending--;
+		pthread_mutex_unlock(&hev2_gai_mu);
+	}
+}
+
+// Returns the eventfd signalled when jobs finish, or -errno.
+static int hev2_gai_init(void) {
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&hev2_gai_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	hev2_gai_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	return hev2_gai_efd < 0 ? -errno : hev2_gai_efd;
+}
+
+// Hands j to an idle thread, or starts one. Returns 0 or the errno of the
+// failed pthread_create (j is then not queued).
+static int hev2_gai_submit(struct hev2_gai_job *j) {
+	pthread_mutex_lock(&hev2_gai_mu);
+	if (hev2_gai_nidle > hev2_gai_npending) {
+		j->next = NULL;
+		if (hev2_gai_pending_tail)
+			hev2_gai_pending_tail->next = j;
+		else
+			hev2_gai_pending = j;
+		hev2_gai_pending_tail = j;
+		hev2_gai_npending++;
+		pthread_cond_signal(&hev2_gai_cv);
+		pthread_mutex_unlock(&hev2_gai_mu);
+		return 0;
+	}
+	pthread_attr_t attr;
+	pthread_t t;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	int rc = pthread_create(&t, &attr, hev2_gai_worker, j);
+	pthread_attr_destroy(&attr);
+	if (rc == 0) {
+		hev2_gai_nthreads++;
+		hev2_gai_created++;
+	}
+	pthread_mutex_unlock(&hev2_gai_mu);
+	return rc;
+}
+
+static struct hev2_gai_job *hev2_gai_take_done(void) {
+	pthread_mutex_lock(&hev2_gai_mu);
+	struct hev2_gai_job *j = hev2_gai_done;
+	hev2_gai_done = NULL;
+	pthread_mutex_unlock(&hev2_gai_mu);
+	return j;
+}
+
+static void hev2_gai_free(struct hev2_gai_job *j) {
+	free(j->addrs);
+	free(j->host);
+	free(j);
+}
+
+static void hev2_gai_pool_stats(long *threads, long *idle, long *created) {
+	pthread_mutex_lock(&hev2_gai_mu);
+	*threads = hev2_gai_nthreads;
+	*idle = hev2_gai_nidle;
+	*created = hev2_gai_created;
+	pthread_mutex_unlock(&hev2_gai_mu);
+}
+
+static void hev2_gai_set_idle(long ms) {
+	pthread_mutex_lock(&hev2_gai_mu);
+	hev2_gai_idle_ms = ms;
+	pthread_cond_broadcast(&hev2_gai_cv);
+	pthread_mutex_unlock(&hev2_gai_mu);
+}
+*/
+import "C"
+
+import (
+	"net/netip"
+	"os"
+	"runtime/cgo"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// gaiResult is one finished getaddrinfo call, copied into Go memory.
+type gaiResult struct {
+	addrs []netip.Addr
+	code  int
+	errno syscall.Errno
+}
+
+var gaiPool struct {
+	once    sync.Once
+	initErr error
+	events  *os.File // the eventfd; kept referenced so it is never closed
+}
+
+// gaiStart starts the dispatcher once. Its error (no fd for the eventfd) is
+// returned by every later lookup.
+func gaiStart() error {
+	gaiPool.once.Do(func() {
+		fd := int(C.hev2_gai_init())
+		if fd < 0 {
+			gaiPool.initErr = syscall.Errno(-fd)
+			return
+		}
+		gaiPool.events = os.NewFile(uintptr(fd), "hev2-gai-eventfd")
+		go gaiDispatch(gaiPool.events)
+	})
+	return gaiPool.initErr
+}
+
+// gaiSubmit queues a lookup; finish is called on the dispatcher goroutine
+// with the result once getaddrinfo returns. A non-nil error means no thread
+// could be had and finish will never be called.
+func gaiSubmit(host string, family Family, finish func(gaiResult)) error {
+	if err := gaiStart(); err != nil {
+		return err
+	}
+	j := (*C.struct_hev2_gai_job)(C.calloc(1, C.sizeof_struct_hev2_gai_job))
+	if j == nil {
+		return syscall.ENOMEM
+	}
+	j.host = C.CString(host)
+	j.family = C.AF_INET
+	if family == IPv6 {
+		j.family = C.AF_INET6
+	}
+	h := cgo.NewHandle(finish)
+	j.handle = C.uintptr_t(h)
+	if rc := C.hev2_gai_submit(j); rc != 0 {
+		h.Delete()
+		C.hev2_gai_free(j)
+		return syscall.Errno(rc)
+	}
+	return nil
+}
+
+func gaiDispatch(events *os.File) {
+	var buf [8]byte
+	for {
+		if _, err := events.Read(buf[:]); err != nil && err != syscall.EAGAIN {
+			// An eventfd read fails only if the fd is gone; nothing can
+			// be delivered any more.
+			panic("hev2: getaddrinfo eventfd: " + err.Error())
+		}
+		for j := C.hev2_gai_take_done(); j != nil; {
+			next := j.next
+			h := cgo.Handle(j.handle)
+			finish := h.Value().(func(gaiResult))
+			h.Delete()
+			res := gaiResult{code: int(j.rc), errno: syscall.Errno(j.err)}
+			if j.rc == 0 {
+				res.addrs = gaiAddrs(unsafe.Slice(j.addrs, int(j.naddrs)))
+			}
+			C.hev2_gai_free(j)
+			finish(res)
+			j = next
+		}
+	}
+}
+
+func gaiAddrs(cs []C.struct_hev2_gai_addr) []netip.Addr {
+	addrs := make([]netip.Addr, 0, len(cs))
+	for i := range cs {
+		a := &cs[i]
+		ip := *(*[16]byte)(unsafe.Pointer(&a.ip[0]))
+		var addr netip.Addr
+		if a.v6 != 0 {
+			addr = netip.AddrFrom16(ip)
+			if a.scope != 0 {
+				addr = addr.WithZone(strconv.FormatUint(uint64(a.scope), 10))
+			}
+		} else {
+			addr = netip.AddrFrom4([4]byte(ip[:4]))
+		}
+		addrs = appendUnique(addrs, addr)
+	}
+	return addrs
+}
+
+func appendUnique(addrs []netip.Addr, a netip.Addr) []netip.Addr {
+	for _, b := range addrs {
+		if a == b {
+			return addrs
+		}
+	}
+	return append(addrs, a)
+}
+
+// GAIThreadStats describes the process-wide pool of getaddrinfo threads.
+type GAIThreadStats struct {
+	Threads int   // threads alive now (busy or idle)
+	Idle    int   // threads waiting for a job
+	Created int64 // threads created since the process started
+}
+
+// GAIThreads reports the getaddrinfo thread pool shared by every
+// SystemResolver.
+func GAIThreads() GAIThreadStats {
+	var threads, idle, created C.long
+	C.hev2_gai_pool_stats(&threads, &idle, &created)
+	return GAIThreadStats{Threads: int(threads), Idle: int(idle), Created: int64(created)}
+}
+
+// SetGAIThreadIdleTimeout sets how long a getaddrinfo thread waits for the
+// next lookup before it exits (default 5 s). Threads are cheap to make and a
+// library should not keep them in its host process forever.
+func SetGAIThreadIdleTimeout(d time.Duration) {
+	ms := d.Milliseconds()
+	if ms < 1 {
+		ms = 1
+	}
+	C.hev2_gai_set_idle(C.long(ms))
+}

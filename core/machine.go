@@ -1,0 +1,400 @@
+package core
+
+import (
+	"net/netip"
+	"time"
+)
+
+// Machine is one Happy Eyeballs race as a sans-I/O state machine: it takes
+// events stamped with "now" (a monotonic offset chosen by the driver) and
+// answers with the actions the driver must perform. It never reads a clock,
+// never sleeps and never touches a socket, so the whole of RFC 8305 can be
+// tested deterministically, and the driver stays thin.
+//
+// Every Step handles all the events it is given and then everything that is
+// due at "now" (timers included), so two things that happen at once cost
+// one turn, not two (the lesson of Ruby's Feature #20646).
+type Machine struct {
+	cfg   MachineConfig
+	start time.Duration
+
+	lookups [2]lookupState
+	// cands holds every distinct address known so far; order is cands in
+	// RFC 6724 order, interleaved by family, recomputed when addresses
+	// arrive so that late ones join in their sorted position.
+	cands    []candidate
+	order    []int
+	untried  int
+	attempts []attemptState
+	inflight int
+
+	lastStart    time.Duration
+	failedNow    bool // an attempt failed this turn: start the next at once
+	rdActive     bool // A answered first; waiting for AAAA until rdUntil
+	rdUntil      time.Duration
+	connectArmed bool // every address has been tried: connectAt bounds the wait
+	connectAt    time.Duration
+	timerAt      time.Duration // last armed timer, noTimer if none
+
+	done           bool
+	expired        TimeoutKind
+	lastAttemptErr error
+	lastResolveErr error
+	canceled       error
+
+	acts []Action
+}
+
+type lookupState struct {
+	info    LookupInfo
+	pending bool
+}
+
+type candidate struct {
+	addr  netip.Addr
+	tried bool
+}
+
+type attemptState struct {
+	info     AttemptInfo
+	open     bool
+	deadline time.Duration // serial mode: this attempt's connect_timeout
+}
+
+const noTimer time.Duration = -1
+
+// NewMachine returns a race that has not started yet.
+func NewMachine(cfg MachineConfig) *Machine {
+	return &Machine{cfg: cfg, timerAt: noTimer}
+}
+
+// Start begins the race at now: it asks for the lookups (AAAA first), or,
+// with a static address list, for the first attempt.
+func (m *Machine) Start(now time.Duration) []Action {
+	m.start = now
+	m.acts = m.acts[:0]
+	if m.cfg.Static != nil {
+		m.addAddrs(m.cfg.Static)
+	} else {
+		for _, f := range m.cfg.Families {
+			l := &m.lookups[familyIndex(f)]
+			l.pending = true
+			l.info = LookupInfo{Family: f, Started: true}
+			m.emit(Action{Kind: ActionStartLookup, Family: f})
+			m.trace(now, TraceEvent{Kind: TraceLookupStarted, Family: f})
+		}
+	}
+	m.evaluate(now)
+	return m.acts
+}
+
+// Step feeds the events that are ready at now and returns the actions to
+// perform. The returned slice is reused by the next call.
+func (m *Machine) Step(now time.Duration, events ...Event) []Action {
+	m.acts = m.acts[:0]
+	for i := range events {
+		m.apply(now, &events[i])
+	}
+	m.evaluate(now)
+	return m.acts
+}
+
+// Done reports whether the race is over.
+func (m *Machine) Done() bool { return m.done }
+
+// Lookups returns what each family's lookup did (AAAA, then A).
+func (m *Machine) Lookups() [2]LookupInfo {
+	return [2]LookupInfo{m.lookups[0].info, m.lookups[1].info}
+}
+
+// Attempts returns what each attempt did, in the order they started.
+func (m *Machine) Attempts() []AttemptInfo {
+	out := make([]AttemptInfo, len(m.attempts))
+	for i := range m.attempts {
+		out[i] = m.attempts[i].info
+	}
+	return out
+}
+
+func (m *Machine) apply(now time.Duration, ev *Event) {
+	switch ev.Kind {
+	case EventLookupDone:
+		m.lookupDone(now, ev.Family, ev.Addrs, ev.Err)
+	case EventAttemptDone:
+		m.attemptDone(now, ev.Attempt, ev.Err)
+	case EventCancel:
+		if !m.done {
+			m.canceled = ev.Err
+			m.trace(now, TraceEvent{Kind: TraceCanceled, Err: ev.Err})
+			m.fail(now)
+		}
+	}
+}
+
+func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, err error) {
+	l := &m.lookups[familyIndex(f)]
+	if !l.pending || m.done {
+		return // canceled or timed out earlier: the answer is no longer wanted
+	}
+	l.pending = false
+	l.info.Done = true
+	l.info.Elapsed = now - m.start
+	addrs = addrsOfFamily(addrs, f)
+	if err == nil && len(addrs) == 0 {
+		err = &ResolveError{Host: m.cfg.Host, Family: f, Code: EAI_NODATA}
+	}
+	if err != nil {
+		l.info.Err = err
+		m.lastResolveErr = err
+		m.trace(now, TraceEvent{Kind: TraceLookupFailed, Family: f, Err: err})
+	} else {
+		l.info.Addrs = addrs
+		m.trace(now, TraceEvent{Kind: TraceLookupAnswered, Family: f, Addrs: addrs})
+		m.addAddrs(addrs)
+	}
+	switch {
+	case f == IPv6:
+		m.rdActive = false
+	case err == nil && m.lookups[0].pending && !m.cfg.Serial && len(m.attempts) == 0:
+		// RFC 8305 §3: A answered first; give AAAA a moment.
+		m.rdActive = true
+		m.rdUntil = now + m.cfg.ResolutionDelay
+		m.trace(now, TraceEvent{Kind: TraceResolutionDelay})
+	}
+}
+
+func (m *Machine) attemptDone(now time.Duration, id int, err error) {
+	if id < 0 || id >= len(m.attempts) || !m.attempts[id].open {
+		return // already closed by the machine: the driver closes the socket
+	}
+	a := &m.attempts[id]
+	if err == nil {
+		m.win(now, id)
+		return
+	}
+	a.open = false
+	a.info.End = now - m.start
+	a.info.Err = err
+	m.inflight--
+	m.lastAttemptErr = err
+	m.failedNow = true
+	m.trace(now, TraceEvent{Kind: TraceAttemptFailed, Attempt: id, Addr: a.info.Addr, Err: err})
+}
+
+func (m *Machine) evaluate(now time.Duration) {
+	if m.done {
+		return
+	}
+	if m.checkTimeouts(now) {
+		return
+	}
+	if m.rdActive && now >= m.rdUntil {
+		m.rdActive = false
+	}
+	m.maybeStartAttempt(now)
+	if m.inflight == 0 && m.untried == 0 && !m.lookupPending() {
+		m.fail(now)
+		return
+	}
+	m.armTimer(now)
+}
+
+// checkTimeouts applies the caller's timeouts; it reports whether the race
+// ended.
+func (m *Machine) checkTimeouts(now time.Duration) bool {
+	if t := m.cfg.OpenTimeout; t > 0 && now >= m.start+t {
+		m.expire(now, TimeoutOpen)
+		return true
+	}
+	if t := m.cfg.ResolvTimeout; t > 0 && m.lookupPending() && now >= m.start+t {
+		// Resolution is over: what was found races on; what was not is
+		// abandoned. The race ends here only if nothing is left to try.
+		m.expired = TimeoutResolv
+		terr := &TimeoutError{Kind: TimeoutResolv, After: t}
+		m.trace(now, TraceEvent{Kind: TraceTimeout, Timeout: TimeoutResolv})
+		for i := range m.lookups {
+			if l := &m.lookups[i]; l.pending {
+				l.pending = false
+				l.info.Err = terr
+				m.lastResolveErr = terr
+				m.emit(Action{Kind: ActionCancelLookup, Family: l.info.Family})
+				m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
+			}
+		}
+		m.rdActive = false
+	}
+	if t := m.cfg.ConnectTimeout; t > 0 && m.cfg.Serial {
+		for id := range m.attempts {
+			a := &m.attempts[id]
+			if a.open && now >= a.deadline {
+				// Ruby's serial Socket.tcp: a timed-out attempt is one
+				// more failure, and the next address is tried.
+				m.expired = TimeoutConnect
+				m.trace(now, TraceEvent{Kind: TraceTimeout, Timeout: TimeoutConnect})
+				terr := &TimeoutError{Kind: TimeoutConnect, After: t}
+				m.closeAttempt(now, id, terr)
+				m.trace(now, TraceEvent{Kind: TraceAttemptFailed, Attempt: id, Addr: a.info.Addr, Err: terr})
+				m.failedNow = true
+			}
+		}
+	}
+	if m.connectArmed && !m.cfg.Serial && m.untried == 0 && m.inflight > 0 && now >= m.connectAt {
+		m.expire(now, TimeoutConnect)
+		return true
+	}
+	return false
+}
+
+func (m *Machine) maybeStartAttempt(now time.Duration) {
+	failed := m.failedNow
+	m.failedNow = false
+	if m.untried == 0 || m.rdActive {
+		return
+	}
+	if m.cfg.Serial {
+		if m.lookupPending() || m.inflight > 0 {
+			return
+		}
+	} else if m.inflight > 0 && !failed && now < m.lastStart+m.cfg.ConnectionAttemptDelay {
+		return
+	}
+	m.startAttempt(now)
+}
+
+func (m *Machine) startAttempt(now time.Duration) {
+	var c *candidate
+	for _, i := range m.order {
+		if !m.cands[i].tried {
+			c = &m.cands[i]
+			break
+		}
+	}
+	c.tried = true
+	m.untried--
+	id := len(m.attempts)
+	ap := netip.AddrPortFrom(c.addr, m.cfg.Port)
+	a := attemptState{info: AttemptInfo{Addr: ap, Start: now - m.start}, open: true}
+	if m.cfg.Serial && m.cfg.ConnectTimeout > 0 {
+		a.deadline = now + m.cfg.ConnectTimeout
+	}
+	m.attempts = append(m.attempts, a)
+	m.inflight++
+	m.lastStart = now
+	if m.untried == 0 && m.cfg.ConnectTimeout > 0 {
+		// connect_timeout counts from the moment the last known address
+		// was tried; it is re-armed if more addresses arrive later.
+		m.connectArmed = true
+		m.connectAt = now + m.cfg.ConnectTimeout
+	}
+	m.emit(Action{Kind: ActionStartAttempt, Attempt: id, Addr: ap})
+	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap})
+}
+
+func (m *Machine) win(now time.Duration, id int) {
+	a := &m.attempts[id]
+	a.open = false
+	a.info.Won = true
+	a.info.End = now - m.start
+	m.inflight--
+	m.trace(now, TraceEvent{Kind: TraceAttemptWon, Attempt: id, Addr: a.info.Addr})
+	m.finish(now)
+	m.emit(Action{Kind: ActionDone, Attempt: id})
+	m.trace(now, TraceEvent{Kind: TraceDone})
+}
+
+func (m *Machine) expire(now time.Duration, kind TimeoutKind) {
+	m.expired = kind
+	m.trace(now, TraceEvent{Kind: TraceTimeout, Timeout: kind})
+	m.fail(now)
+}
+
+func (m *Machine) fail(now time.Duration) {
+	m.finish(now)
+	err := m.buildError(now)
+	m.emit(Action{Kind: ActionDone, Attempt: -1, Err: err})
+	m.trace(now, TraceEvent{Kind: TraceDone, Err: err})
+}
+
+// finish closes every attempt still open, abandons pending lookups and
+// disarms the timer: nothing of the race outlives it.
+func (m *Machine) finish(now time.Duration) {
+	m.done = true
+	for id := range m.attempts {
+		if m.attempts[id].open {
+			m.closeAttempt(now, id, nil)
+			m.trace(now, TraceEvent{Kind: TraceAttemptClosed, Attempt: id, Addr: m.attempts[id].info.Addr})
+		}
+	}
+	for i := range m.lookups {
+		if l := &m.lookups[i]; l.pending {
+			l.pending = false
+			m.emit(Action{Kind: ActionCancelLookup, Family: l.info.Family})
+			m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
+		}
+	}
+	if m.timerAt != noTimer {
+		m.timerAt = noTimer
+		m.emit(Action{Kind: ActionArmTimer, At: noTimer})
+	}
+}
+
+func (m *Machine) closeAttempt(now time.Duration, id int, err error) {
+	a := &m.attempts[id]
+	a.open = false
+	a.info.End = now - m.start
+	a.info.Err = err
+	m.inflight--
+	if err != nil {
+		m.lastAttemptErr = err
+	}
+	m.emit(Action{Kind: ActionCloseAttempt, Attempt: id, Addr: a.info.Addr})
+}
+
+func (m *Machine) lookupPending() bool { return m.lookups[0].pending || m.lookups[1].pending }
+
+// armTimer asks for a wake-up at the earliest moment something becomes due.
+func (m *Machine) armTimer(now time.Duration) {
+	next := noTimer
+	consider := func(at time.Duration) {
+		if next == noTimer || at < next {
+			next = at
+		}
+	}
+	if t := m.cfg.OpenTimeout; t > 0 {
+		consider(m.start + t)
+	}
+	if t := m.cfg.ResolvTimeout; t > 0 && m.lookupPending() {
+		consider(m.start + t)
+	}
+	if m.rdActive {
+		consider(m.rdUntil)
+	}
+	if !m.cfg.Serial && !m.rdActive && m.untried > 0 && m.inflight > 0 {
+		consider(m.lastStart + m.cfg.ConnectionAttemptDelay)
+	}
+	if m.connectArmed && !m.cfg.Serial && m.untried == 0 && m.inflight > 0 {
+		consider(m.connectAt)
+	}
+	if m.cfg.Serial {
+		for id := range m.attempts {
+			if a := &m.attempts[id]; a.open && a.deadline > 0 {
+				consider(a.deadline)
+			}
+		}
+	}
+	// A deadline already reached is re-armed too, so that the driver
+	// wakes again rather than wait on a timer that has fired.
+	if next != m.timerAt || next != noTimer && next <= now {
+		m.timerAt = next
+		m.emit(Action{Kind: ActionArmTimer, At: next})
+	}
+}
+
+func (m *Machine) emit(a Action) { m.acts = append(m.acts, a) }
+
+func (m *Machine) trace(now time.Duration, ev TraceEvent) {
+	if m.cfg.Trace != nil {
+		ev.At = now - m.start
+		m.cfg.Trace(ev)
+	}
+}

@@ -1,0 +1,86 @@
+package core
+
+import (
+	"net/netip"
+	"time"
+)
+
+// EventKind names an input of the Machine.
+type EventKind uint8
+
+const (
+	// EventLookupDone: one family's lookup answered (Addrs) or failed (Err).
+	EventLookupDone EventKind = iota + 1
+	// EventAttemptDone: attempt Attempt connected (Err == nil) or failed.
+	EventAttemptDone
+	// EventCancel: the caller gave up (Err is the reason).
+	EventCancel
+)
+
+// Event is something that happened to a race. Timer expiry needs no event:
+// every Step evaluates the deadlines against its "now".
+type Event struct {
+	Kind    EventKind
+	Family  Family
+	Addrs   []netip.Addr
+	Attempt int
+	Err     error
+}
+
+// ActionKind names an output of the Machine.
+type ActionKind uint8
+
+const (
+	// ActionStartLookup: resolve Family.
+	ActionStartLookup ActionKind = iota + 1
+	// ActionCancelLookup: the race no longer needs Family's answer.
+	ActionCancelLookup
+	// ActionStartAttempt: connect attempt number Attempt to Addr.
+	ActionStartAttempt
+	// ActionCloseAttempt: close attempt Attempt (a loser, or a late winner).
+	ActionCloseAttempt
+	// ActionArmTimer: call Step again at At (replaces any earlier timer);
+	// At < 0 disarms.
+	ActionArmTimer
+	// ActionDone: the race is over. Attempt is the winner (Err == nil), or
+	// Err is the *Error that explains the failure.
+	ActionDone
+)
+
+// Action is something the driver must do for the race.
+type Action struct {
+	Kind    ActionKind
+	Family  Family
+	Attempt int
+	Addr    netip.AddrPort
+	At      time.Duration
+	Err     error
+}
+
+// MachineConfig is a race's fixed parameters. Durations are already
+// defaulted and clamped (see Dialer); zero timeouts mean none.
+type MachineConfig struct {
+	Host string
+	Port uint16
+	// Families to look up, in query order (AAAA first). Ignored if Static
+	// is set.
+	Families []Family
+	// Static, if non-nil, is the complete address list: no lookup is made
+	// (IP literals and static host entries).
+	Static []netip.Addr
+
+	ResolutionDelay         time.Duration
+	ConnectionAttemptDelay  time.Duration
+	FirstAddressFamilyCount int
+	ResolvTimeout           time.Duration
+	ConnectTimeout          time.Duration
+	OpenTimeout             time.Duration
+	// Serial: resolve every family, then one attempt at a time.
+	Serial bool
+
+	// Sort orders destinations by RFC 6724; called only with two or more
+	// addresses. nil keeps the resolver's order.
+	Sort func([]netip.Addr) []netip.Addr
+	// Trace observes each step (nil: no cost).
+	Trace func(TraceEvent)
+}

@@ -1,0 +1,89 @@
+package core
+
+import (
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// poller is one epoll instance shared by every race in the process, served
+// by one goroutine. Sharing it means a connect costs one epoll_ctl, not an
+// epoll_create, an epoll_ctl and a close.
+//
+// Registrations are keyed by a token that is never reused, not by the fd: a
+// loser's fd may be closed and its number reused by another race while an
+// event for it is in flight, and a token makes such a stale event harmless.
+// Registrations are one-shot (EPOLLONESHOT), so a winner's fd, which stays
+// registered but disarmed until its owner closes it, is never reported or
+// touched again; that saves an EPOLL_CTL_DEL on the success path.
+type poller struct {
+	once    sync.Once
+	epfd    int
+	initErr error
+
+	mu      sync.Mutex
+	next    uint64
+	waiters map[uint64]func()
+}
+
+var sharedPoller poller
+
+func (p *poller) init() error {
+	p.once.Do(func() {
+		p.epfd, p.initErr = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if p.initErr != nil {
+			return
+		}
+		p.waiters = make(map[uint64]func())
+		go p.loop()
+	})
+	return p.initErr
+}
+
+// register arranges for ready to be called (on the poller's goroutine) once
+// fd is writable or in error: a connect in progress has finished.
+func (p *poller) register(fd int, ready func()) (uint64, error) {
+	if err := p.init(); err != nil {
+		return 0, err
+	}
+	p.mu.Lock()
+	p.next++
+	token := p.next
+	p.waiters[token] = ready
+	p.mu.Unlock()
+	ev := unix.EpollEvent{Events: unix.EPOLLOUT | unix.EPOLLONESHOT, Fd: int32(token), Pad: int32(token >> 32)}
+	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		p.forget(token)
+		return 0, err
+	}
+	return token, nil
+}
+
+// forget drops a registration before its fd is closed or handed over.
+func (p *poller) forget(token uint64) {
+	p.mu.Lock()
+	delete(p.waiters, token)
+	p.mu.Unlock()
+}
+
+func (p *poller) loop() {
+	events := make([]unix.EpollEvent, 128)
+	for {
+		n, err := unix.EpollWait(p.epfd, events, -1)
+		if err != nil {
+			// EINTR: host processes are full of signals; anything else
+			// cannot happen with a valid epfd and buffer.
+			continue
+		}
+		for i := 0; i < n; i++ {
+			token := uint64(uint32(events[i].Fd)) | uint64(uint32(events[i].Pad))<<32
+			p.mu.Lock()
+			ready := p.waiters[token]
+			delete(p.waiters, token)
+			p.mu.Unlock()
+			if ready != nil {
+				ready()
+			}
+		}
+	}
+}

@@ -1,0 +1,149 @@
+package core
+
+import (
+	"net"
+	"net/netip"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// sockaddrOf converts an address for the kernel. A zone (fe80::1%eth0) is
+// looked up as an interface name or number.
+func sockaddrOf(ap netip.AddrPort) (unix.Sockaddr, int, error) {
+	a := ap.Addr()
+	if a.Is4() || a.Is4In6() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: a.Unmap().As4()}, unix.AF_INET, nil
+	}
+	sa := &unix.SockaddrInet6{Port: int(ap.Port()), Addr: a.As16()}
+	if z := a.Zone(); z != "" {
+		ifi, err := net.InterfaceByName(z)
+		if err != nil {
+			return nil, 0, err
+		}
+		sa.ZoneId = uint32(ifi.Index)
+	}
+	return sa, unix.AF_INET6, nil
+}
+
+// startConnect opens a non-blocking socket and starts connecting it: two
+// syscalls (three with a local address to bind). connected is true when the
+// kernel completed the handshake at once.
+func startConnect(dst netip.AddrPort, local netip.AddrPort) (fd int, connected bool, err error) {
+	sa, family, err := sockaddrOf(dst)
+	if err != nil {
+		return -1, false, err
+	}
+	fd, err = unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return -1, false, err
+	}
+	if local.Addr().IsValid() || local.Port() != 0 {
+		if err := bindLocal(fd, family, local); err != nil {
+			unix.Close(fd)
+			return -1, false, err
+		}
+	}
+	err = unix.Connect(fd, sa)
+	switch err {
+	case nil:
+		return fd, true, nil
+	case unix.EINPROGRESS, unix.EINTR:
+		// A connect interrupted by a signal goes on in the background
+		// (connect(2)): wait for it like any other connect in progress.
+		return fd, false, nil
+	}
+	unix.Close(fd)
+	return -1, false, err
+}
+
+func bindLocal(fd, family int, local netip.AddrPort) error {
+	var sa unix.Sockaddr
+	if family == unix.AF_INET {
+		sa = &unix.SockaddrInet4{Port: int(local.Port()), Addr: local.Addr().Unmap().As4()}
+	} else {
+		sa6 := &unix.SockaddrInet6{Port: int(local.Port())}
+		if local.Addr().IsValid() {
+			sa6.Addr = local.Addr().As16()
+		}
+		sa = sa6
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		errno, _ := err.(unix.Errno)
+		return &BindError{Local: local, Err: errno}
+	}
+	return nil
+}
+
+// connectResult reads the outcome of a connect that epoll reported ready.
+func connectResult(fd int) error {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err != nil {
+		return err
+	}
+	if v != 0 {
+		return unix.Errno(v)
+	}
+	return nil
+}
+
+// closeFD closes fd. EINTR is not retried: on Linux the descriptor is gone
+// after close returns, whatever it says, and retrying could close a
+// descriptor another thread just opened.
+func closeFD(fd int) { unix.Close(fd) }
+
+// kernelSource asks the kernel which source address it would use for dst,
+// by connecting a UDP socket (no packet is sent).
+func kernelSource(dst netip.Addr) (netip.Addr, bool) {
+	sa, family, err := sockaddrOf(netip.AddrPortFrom(dst, 9))
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	fd, err := unix.Socket(family, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	defer unix.Close(fd)
+	if err := unix.Connect(fd, sa); err != nil {
+		return netip.Addr{}, false
+	}
+	lsa, err := unix.Getsockname(fd)
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	switch s := lsa.(type) {
+	case *unix.SockaddrInet4:
+		return netip.AddrFrom4(s.Addr), true
+	case *unix.SockaddrInet6:
+		return netip.AddrFrom16(s.Addr), true
+	}
+	return netip.Addr{}, false
+}
+
+// applySocketOptions sets what the caller asked for on the winner, and
+// nothing else: each option is a syscall.
+func applySocketOptions(fd int, d *Dialer) error {
+	if d.NoDelay {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+			return err
+		}
+	}
+	if d.KeepAlive > 0 {
+		secs := int((d.KeepAlive + time.Second - 1) / time.Second)
+		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
+			return err
+		}
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, secs); err != nil {
+			return err
+		}
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, secs); err != nil {
+			return err
+		}
+	}
+	if d.BlockingFD {
+		if err := unix.SetNonblock(fd, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
