@@ -1,0 +1,96 @@
+"""hev2: Happy Eyeballs v2 (RFC 8305) connections for Python.
+
+- ``hev2.create_connection(address, timeout, source_address, ...)``: a
+  drop-in for ``socket.create_connection`` returning a real socket.socket;
+- ``hev2.aio.open_connection`` / ``hev2.aio.create_connection``: the asyncio
+  forms;
+- ``hev2.install()`` / ``hev2.uninstall()``: opt-in, makes
+  ``socket.create_connection`` (and so http.client, urllib, ...) use hev2.
+
+The work is done by libhev2.so, loaded on first use (see ``hev2._lib`` for
+where it is looked for; ``HEV2_LIBRARY`` overrides).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import TYPE_CHECKING, Any
+
+from ._connect import create_connection
+from ._errors import ForkedError
+from ._handle import CapacityError, check
+from ._install import install, installed, uninstall
+from ._lib import LibraryError
+
+if TYPE_CHECKING:
+    from . import aio as aio
+
+__all__ = [
+    "CapacityError",
+    "ForkedError",
+    "LibraryError",
+    "aio",
+    "create_connection",
+    "init",
+    "install",
+    "installed",
+    "library_path",
+    "library_version",
+    "set_max_handles",
+    "stats",
+    "uninstall",
+]
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # hev2.aio imports asyncio; only pay for it when it is used.
+    if name == "aio":
+        import importlib
+
+        return importlib.import_module(".aio", __name__)
+    raise AttributeError(f"module 'hev2' has no attribute {name!r}")
+
+
+def init() -> None:
+    """Loads the library and starts its runtime now (~4 ms) rather than on the
+    first connection. Optional."""
+    from . import _abi
+
+    check(_abi.api().hev2_init())
+
+
+def library_path() -> str:
+    """The path of the loaded libhev2.so (loading it if needed)."""
+    from . import _abi, _lib
+
+    _abi.api()
+    return _lib.library()[1]
+
+
+def library_version() -> str:
+    """The loaded library's version, "MAJOR.MINOR.PATCH"."""
+    from . import _abi
+
+    return _abi.version_text(_abi.api().hev2_version())
+
+
+def set_max_handles(maximum: int) -> None:
+    """Caps the connections running at once in this process (default 4096);
+    beyond it create_connection raises CapacityError."""
+    from . import _abi
+
+    if isinstance(maximum, bool) or not isinstance(maximum, int) or not 1 <= maximum <= 1_000_000:
+        raise ValueError(f"maximum must be an int 1-1000000, got {maximum!r}")
+    check(_abi.api().hev2_set_max_handles(maximum))
+
+
+def stats() -> dict[str, int]:
+    """The library's process-wide counters (handles created, live, running ...)."""
+    from . import _abi
+
+    s = _abi.StatsInfo()
+    s.size = ctypes.sizeof(s)
+    check(_abi.api().hev2_stats(ctypes.byref(s)))
+    return {name: getattr(s, name) for name, _ in _abi.StatsInfo._fields_ if name != "size"}

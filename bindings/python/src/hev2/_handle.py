@@ -1,0 +1,258 @@
+"""One connection handle of the library: start, learn the outcome, let go.
+
+The handle is a 64-bit id. ``Handle`` owns it from ``start`` until
+``release`` and makes release idempotent on the Python side, so that every
+path (success, failure, KeyboardInterrupt, task cancellation) can simply
+call ``close()``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno as errno_mod
+import functools
+import math
+import os
+import socket
+from dataclasses import dataclass
+
+from . import _abi
+from ._errors import AttemptFailure, Failure, ForkedError, LookupFailure
+from ._options import ConnectRequest
+
+
+class CapacityError(OSError):
+    """Too many connections are running at once in this process (the
+    library's cap, set with ``hev2.set_max_handles``); nothing was started."""
+
+
+@dataclass(frozen=True)
+class Winner:
+    fd: int
+    family: int
+    address: str
+    port: int
+    elapsed: float  # seconds
+
+
+@dataclass(frozen=True)
+class Event:
+    at_ms: float
+    kind: str
+    family: int
+    attempt: int
+    address: str
+    port: int
+    error: int
+    eai: int
+    timeout: str
+    detail: str
+
+
+def milliseconds(value: float | None, *, zero_means_default: bool = False) -> int:
+    """Seconds to the ABI's milliseconds. A positive value never becomes 0,
+    which the ABI reads as "none" (timeouts) or "the default" (delays)."""
+    if value is None:
+        return 0
+    ms = math.ceil(value * 1000)
+    if value > 0 or zero_means_default:
+        ms = max(ms, 1)
+    return ms
+
+
+def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:
+    if not hosts:
+        return None
+    entries = []
+    for name, addrs in hosts:
+        shown = ",".join(f"[{a}]" if ":" in a else a for a in addrs)
+        entries.append(f"{name}:{shown}")
+    return ";".join(entries).encode("ascii")
+
+
+def fill_options(req: ConnectRequest, record_events: bool) -> _abi.Options:
+    lib = _abi.api()
+    o = _abi.Options()
+    check(lib.hev2_options_init(ctypes.byref(o)))
+    # resolution_delay=0 asks for no delay: 1 ms, since the ABI's 0 is "default".
+    o.resolution_delay_ms = milliseconds(req.resolution_delay, zero_means_default=True)
+    o.connection_attempt_delay_ms = milliseconds(req.connection_attempt_delay, zero_means_default=True)
+    o.first_address_family_count = req.first_address_family_count or 0
+    o.resolv_timeout_ms = milliseconds(req.resolv_timeout)
+    o.connect_timeout_ms = milliseconds(req.connect_timeout)
+    o.open_timeout_ms = milliseconds(req.open_timeout)
+    o.fast_fallback = 1 if req.fast_fallback else 0
+    o.family = req.family
+    o.local_host = req.local_address.encode("ascii") if req.local_address else None
+    o.local_port = req.local_port
+    o.resolver = {None: _abi.RESOLVER_DEFAULT, "system": _abi.RESOLVER_SYSTEM, "builtin": _abi.RESOLVER_BUILTIN}[
+        req.resolver
+    ]
+    o.nameservers = ",".join(req.nameservers).encode("ascii") if req.nameservers else None
+    o.static_hosts = static_hosts_text(req.hosts)
+    o.nodelay = 1 if req.nodelay else 0
+    o.keepalive_ms = milliseconds(req.keepalive)
+    o.blocking = 1 if req.blocking_fd else 0
+    o.record_events = 1 if record_events else 0
+    return o
+
+
+def check(status: int) -> int:
+    """Raises the Python exception for a failed call (not a failed connection)."""
+    if status >= 0:
+        return status
+    text = _abi.strerror(status)
+    if status == _abi.EFORKED:
+        raise ForkedError(
+            f"hev2: {text} (pid {os.getpid()}): the library was loaded before this process forked, and "
+            "its Go runtime does not survive fork(). Connect in the parent, or start workers with the "
+            "'spawn' or 'forkserver' multiprocessing start method."
+        )
+    if status == _abi.ESYSTEM:
+        code = ctypes.get_errno() or errno_mod.EIO
+        raise OSError(code, f"hev2: {text}: {os.strerror(code)}")
+    if status == _abi.ECAPACITY:
+        raise CapacityError(errno_mod.EAGAIN, f"hev2: {text}")
+    if status in (_abi.EINVAL, _abi.EHOST, _abi.EPORT, _abi.EOPTIONS):
+        raise ValueError(f"hev2: {text}")
+    if status == _abi.ENOTSUP:
+        raise NotImplementedError(f"hev2: {text}")
+    raise RuntimeError(f"hev2: {text} (status {status})")
+
+
+def text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
+
+class Handle:
+    """A started connection."""
+
+    __slots__ = ("id", "req", "_released")
+
+    def __init__(self, req: ConnectRequest, record_events: bool = False) -> None:
+        lib = _abi.api()
+        options = fill_options(req, record_events)
+        host = req.host.encode("ascii")
+        out = _abi.hev2_conn(0)
+        check(lib.hev2_connect_len(host, len(host), str(req.port).encode(), ctypes.byref(options), ctypes.byref(out)))
+        self.id = out.value
+        self.req = req
+        self._released = False
+
+    def fd(self) -> int:
+        """The eventfd that becomes readable when the outcome is known."""
+        return check(_abi.api().hev2_fd(self.id))
+
+    def wait(self, timeout_ms: int) -> bool:
+        """Blocks (GIL released) up to timeout_ms (-1: forever); True once done."""
+        status = _abi.api().hev2_wait(self.id, timeout_ms)
+        if status == _abi.EAGAIN:
+            return False
+        check(status)
+        return True
+
+    def cancel(self) -> None:
+        if not self._released:
+            _abi.api().hev2_cancel(self.id)
+
+    def close(self) -> None:
+        """Cancels if running and releases; the winner's fd is closed unless
+        outcome() handed it over. Idempotent."""
+        if not self._released:
+            self._released = True
+            _abi.api().hev2_release(self.id)
+
+    def outcome(self) -> Winner | Failure:
+        """The result of a done handle; the winner's fd becomes the caller's."""
+        lib = _abi.api()
+        r = _abi.ResultInfo()
+        r.size = ctypes.sizeof(r)
+        check(lib.hev2_result(self.id, ctypes.byref(r)))
+        if r.status == _abi.OK:
+            return Winner(r.fd, r.family, text(r.address), r.port, r.elapsed_ms / 1000)
+        if r.status == _abi.ECANCELED:
+            raise RuntimeError("hev2: outcome of a connection cancelled by its owner")
+        return self._failure(r)
+
+    def _failure(self, r: _abi.ResultInfo) -> Failure:
+        lib = _abi.api()
+        timeout_kind = _abi.TIMEOUT_KINDS.get(r.timeout, "")
+        lookups = []
+        eai_errno = 0
+        for li in r.lookups:
+            if li.state == _abi.LOOKUP_FAILED and li.eai:
+                message = eai_text(li.eai)
+                if li.sys_errno:
+                    message += f": {os.strerror(li.sys_errno)}"
+                lookups.append(LookupFailure("ipv6" if li.family == socket.AF_INET6 else "ipv4", li.eai, li.sys_errno, message))
+                if li.eai == r.eai and li.sys_errno:
+                    eai_errno = li.sys_errno
+        attempts = []
+        a = _abi.AttemptInfo()
+        a.size = ctypes.sizeof(a)
+        for i in range(r.n_attempts):
+            check(lib.hev2_get_attempt(self.id, i, ctypes.byref(a)))
+            cut = timeout_kind if (a.error in (0, errno_mod.ETIMEDOUT) and timeout_kind and not a.won) else ""
+            attempts.append(AttemptFailure(text(a.address), a.port, 0 if cut else a.error, cut))
+        return Failure(
+            host=self.req.host,
+            port=self.req.port,
+            message=text(lib.hev2_errmsg(self.id)),
+            errno=r.error,
+            eai=0 if timeout_kind else r.eai,
+            eai_errno=eai_errno,
+            timeout_kind=timeout_kind,
+            timeout_after=timeout_length(self.req, timeout_kind),
+            elapsed=r.elapsed_ms / 1000,
+            lookups=tuple(lookups),
+            attempts=tuple(attempts),
+        )
+
+    def events(self, count: int) -> list[Event]:
+        lib = _abi.api()
+        e = _abi.EventInfo()
+        e.size = ctypes.sizeof(e)
+        out = []
+        for i in range(count):
+            check(lib.hev2_get_event(self.id, i, ctypes.byref(e)))
+            out.append(
+                Event(
+                    e.at_ms,
+                    text(lib.hev2_event_name(e.kind)),
+                    e.family,
+                    e.attempt,
+                    text(e.address),
+                    e.port,
+                    e.error,
+                    e.eai,
+                    _abi.TIMEOUT_KINDS.get(e.timeout, ""),
+                    text(e.detail),
+                )
+            )
+        return out
+
+    def event_count(self) -> int:
+        r = _abi.ResultInfo()
+        r.size = ctypes.sizeof(r)
+        check(_abi.api().hev2_result(self.id, ctypes.byref(r)))
+        return r.n_events
+
+
+def timeout_length(req: ConnectRequest, kind: str) -> float:
+    return {
+        "resolv_timeout": req.resolv_timeout,
+        "connect_timeout": req.connect_timeout,
+        "open_timeout": req.open_timeout,
+    }.get(kind) or 0.0
+
+
+@functools.lru_cache(maxsize=None)
+def eai_text(code: int) -> str:
+    """gai_strerror's text, through the C library Python already has."""
+    try:
+        gai = ctypes.CDLL(None).gai_strerror
+    except AttributeError:
+        return f"getaddrinfo error {code}"
+    gai.restype = ctypes.c_char_p
+    gai.argtypes = [ctypes.c_int]
+    return gai(code).decode("utf-8", "replace")

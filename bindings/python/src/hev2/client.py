@@ -1,0 +1,153 @@
+"""The scenario client: connect once, print one line of JSON, exit 0/1/2.
+
+    python3 -m hev2.client [--asyncio] [--resolv-timeout MS] [--connect-timeout MS]
+        [--open-timeout MS] [--no-fast-fallback] [--family 4|6]
+        [--resolver system|builtin] [--nameserver ADDR]... [--static NAME:ADDR[,ADDR]]...
+        HOST PORT
+
+It implements the project's shared client contract so that the test bed
+runs the same scenario table through Python as through Go, C and Ruby:
+exit 0 on success, 1 on connection failure, 2 on usage error. It goes
+through the public API (hev2.create_connection, or hev2.aio with
+--asyncio), so the scenarios test what users call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import sys
+import time
+from typing import Any, NoReturn
+
+import hev2
+
+from ._errors import Failure
+
+
+class UsageError(Exception):
+    pass
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    p = Parser(prog="hev2-client", description="Connect once with hev2 and print the outcome as JSON.")
+    p.add_argument("--asyncio", action="store_true", help="use hev2.aio.open_connection instead of the blocking call")
+    p.add_argument("--resolv-timeout", type=float, metavar="MS")
+    p.add_argument("--connect-timeout", type=float, metavar="MS")
+    p.add_argument("--open-timeout", type=float, metavar="MS")
+    p.add_argument("--no-fast-fallback", action="store_true")
+    p.add_argument("--family", choices=("4", "6"))
+    p.add_argument("--resolver", choices=("system", "builtin"))
+    p.add_argument("--nameserver", action="append", default=[], metavar="ADDR", help="for --resolver builtin")
+    p.add_argument("--static", action="append", default=[], metavar="NAME:ADDR[,ADDR]", help="static addresses")
+    p.add_argument("host")
+    p.add_argument("port")
+    return p.parse_args(argv)
+
+
+def options(args: argparse.Namespace) -> dict[str, Any]:
+    def seconds(ms: float | None) -> float | None:
+        if ms is not None and ms < 0:
+            raise UsageError(f"timeouts are milliseconds >= 0, got {ms:g}")
+        return None if ms is None else ms / 1000
+
+    kw: dict[str, Any] = {
+        "resolv_timeout": seconds(args.resolv_timeout),
+        "connect_timeout": seconds(args.connect_timeout),
+        "open_timeout": seconds(args.open_timeout),
+        "fast_fallback": not args.no_fast_fallback,
+    }
+    if args.family:
+        kw["family"] = socket.AF_INET if args.family == "4" else socket.AF_INET6
+    if args.resolver:
+        kw["resolver"] = args.resolver
+    if args.nameserver:
+        kw["nameservers"] = args.nameserver
+    if args.static:
+        hosts: dict[str, list[str]] = {}
+        for entry in args.static:
+            name, sep, addrs = entry.partition(":")
+            if not sep or not name or not addrs:
+                raise UsageError(f"--static wants NAME:ADDR[,ADDR...], got {entry!r}")
+            hosts.setdefault(name, []).extend(a.strip("[]") for a in addrs.split(","))
+        kw["hosts"] = hosts
+    return kw
+
+
+def connect_blocking(host: str, port: str, kw: dict[str, Any]) -> socket.socket:
+    # timeout=None: the contract's explicit timeouts are the only bounds.
+    return hev2.create_connection((host, port), None, **kw)
+
+
+def connect_asyncio(host: str, port: str, kw: dict[str, Any]) -> socket.socket:
+    async def run() -> socket.socket:
+        reader, writer = await hev2.aio.open_connection(host, port, **kw)
+        sock = writer.get_extra_info("socket")
+        # Report, then close through the transport (the loop owns the fd).
+        peer = sock.getpeername()
+        writer.close()
+        await writer.wait_closed()
+        return peer  # type: ignore[return-value]
+
+    return asyncio.run(run())
+
+
+def success(peer: tuple[Any, ...], elapsed: float) -> dict[str, Any]:
+    address = peer[0]
+    return {
+        "ok": True,
+        "address": address,
+        "family": "ipv6" if ":" in address else "ipv4",
+        "port": peer[1],
+        "elapsed_ms": round(elapsed * 1000, 3),
+    }
+
+
+def failure(exc: BaseException, elapsed: float) -> dict[str, Any]:
+    f: Failure | None = getattr(exc, "hev2_failure", None)
+    error = (
+        {"errno": f.errno_name, "eai": f.eai_name, "timeout": f.timeout_kind, "message": f.message}
+        if f is not None
+        else {"errno": "", "eai": "", "timeout": "", "message": f"{type(exc).__name__}: {exc}"}
+    )
+    return {"ok": False, "elapsed_ms": round(elapsed * 1000, 3), "error": error}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = parse(sys.argv[1:] if argv is None else argv)
+        kw = options(args)
+    except UsageError as e:
+        print(f"hev2-client: {e}", file=sys.stderr)
+        return 2
+    start = time.monotonic()
+    try:
+        if args.asyncio:
+            peer = connect_asyncio(args.host, args.port, kw)
+        else:
+            with connect_blocking(args.host, args.port, kw) as sock:
+                peer = sock.getpeername()
+    except (ValueError, TypeError, OverflowError) as e:
+        # Bad input the package refused before connecting.
+        print(f"hev2-client: {e}", file=sys.stderr)
+        return 2
+    except (hev2.LibraryError, hev2.ForkedError) as e:
+        # Not a connection failure: the library cannot be used at all.
+        print(f"hev2-client: {e}", file=sys.stderr)
+        return 2
+    except (OSError, ExceptionGroup) as e:
+        print(json.dumps(failure(e, time.monotonic() - start)))
+        return 1
+    print(json.dumps(success(peer, time.monotonic() - start)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
