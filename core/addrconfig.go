@@ -5,7 +5,6 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -25,8 +24,6 @@ import (
 type hostFamilies struct {
 	once  sync.Once
 	state atomic.Uint32
-	// changes counts refreshes, so tests can wait for one.
-	changes atomic.Uint64
 }
 
 const (
@@ -81,7 +78,6 @@ func (h *hostFamilies) refresh() {
 	addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL)
 	if err != nil {
 		h.state.Store(0)
-		h.changes.Add(1)
 		return
 	}
 	s := familiesKnown
@@ -89,7 +85,6 @@ func (h *hostFamilies) refresh() {
 		s |= familyBit(a.IP)
 	}
 	h.state.Store(s)
-	h.changes.Add(1)
 }
 
 func familyBit(ip net.IP) uint32 {
@@ -135,17 +130,4 @@ func subscribeAddrChanges() (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), "hev2-addr-changes"), nil
-}
-
-// waitAddrConfigChange waits until the host's addresses were re-read after
-// the call, or until timeout. Tests use it after changing an address.
-func waitAddrConfigChange(since uint64, timeout time.Duration) bool {
-	deadline := time.Now().Add(timeout)
-	for localFamilies.changes.Load() <= since {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-	return true
 }

@@ -66,7 +66,7 @@ type Error struct {
 	// error); else the last resolution error; else the cancellation.
 	Cause    error
 	Expired  TimeoutKind // which timeout fired, if any
-	Canceled error // the context's error when the caller canceled
+	Canceled error       // the context's error when the caller canceled
 	Lookups  [2]LookupInfo
 	Attempts []AttemptInfo
 	Elapsed  time.Duration

@@ -9,18 +9,18 @@ import (
 type TraceKind uint8
 
 const (
-	TraceLookupStarted  TraceKind = iota + 1 // Family
-	TraceLookupAnswered                      // Family, Addrs
-	TraceLookupFailed                        // Family, Err
-	TraceLookupCanceled                      // Family (the race no longer needs it)
-	TraceResolutionDelay                     // A answered first: waiting for AAAA until At+delay
-	TraceAttemptStarted                      // Attempt, Addr
-	TraceAttemptFailed                       // Attempt, Addr, Err
-	TraceAttemptWon                          // Attempt, Addr
-	TraceAttemptClosed                       // Attempt, Addr (a loser, closed)
-	TraceTimeout                             // Timeout
-	TraceCanceled                            // Err (the caller's cancellation)
-	TraceDone                                // Err (nil on success)
+	TraceLookupStarted   TraceKind = iota + 1 // Family
+	TraceLookupAnswered                       // Family, Addrs
+	TraceLookupFailed                         // Family, Err
+	TraceLookupCanceled                       // Family (the race no longer needs it)
+	TraceResolutionDelay                      // A answered first: waiting for AAAA until At+delay
+	TraceAttemptStarted                       // Attempt, Addr
+	TraceAttemptFailed                        // Attempt, Addr, Err
+	TraceAttemptWon                           // Attempt, Addr
+	TraceAttemptClosed                        // Attempt, Addr (a loser, closed)
+	TraceTimeout                              // Timeout
+	TraceCanceled                             // Err (the caller's cancellation)
+	TraceDone                                 // Err (nil on success)
 )
 
 var traceNames = [...]string{

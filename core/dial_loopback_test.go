@@ -1,0 +1,204 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func TestLoopbackConnectEachFamily(t *testing.T) {
+	for _, ip := range []string{"127.0.0.1", "::1"} {
+		t.Run(ip, func(t *testing.T) {
+			ln := echoListener(t, net.JoinHostPort(ip, "0"))
+			checkLeaks(t)
+			var d Dialer
+			res, err := d.Connect(context.Background(), ip, uint16(portOf(ln)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer unix.Close(res.FD)
+			if res.Addr.Addr() != netip.MustParseAddr(ip) || len(res.Attempts) != 1 || !res.Attempts[0].Won {
+				t.Fatalf("result %+v", res)
+			}
+			if fl, _ := unix.FcntlInt(uintptr(res.FD), unix.F_GETFL, 0); fl&unix.O_NONBLOCK == 0 {
+				t.Fatal("fd should be non-blocking by default")
+			}
+			roundTrip(t, res.FD)
+		})
+	}
+}
+
+func TestLoopbackBlockingFD(t *testing.T) {
+	ln := echoListener(t, "127.0.0.1:0")
+	checkLeaks(t)
+	d := Dialer{BlockingFD: true, NoDelay: true}
+	res, err := d.Connect(context.Background(), "127.0.0.1", uint16(portOf(ln)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(res.FD)
+	if fl, _ := unix.FcntlInt(uintptr(res.FD), unix.F_GETFL, 0); fl&unix.O_NONBLOCK != 0 {
+		t.Fatal("BlockingFD left the fd non-blocking")
+	}
+	if v, _ := unix.GetsockoptInt(res.FD, unix.IPPROTO_TCP, unix.TCP_NODELAY); v != 1 {
+		t.Fatal("NoDelay not set")
+	}
+}
+
+func TestLoopbackRefused(t *testing.T) {
+	ln := echoListener(t, "127.0.0.1:0")
+	port := portOf(ln)
+	ln.Close() // nothing listens there now
+	checkLeaks(t)
+	var d Dialer
+	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(port))
+	var he *Error
+	if !errors.As(err, &he) || !errors.Is(err, syscall.ECONNREFUSED) || he.Cause != syscall.ECONNREFUSED {
+		t.Fatalf("err %v, want ECONNREFUSED", err)
+	}
+}
+
+func TestLoopbackFallbackFromDroppedSYN(t *testing.T) {
+	port := synDropListener(t, "::1", 0)
+	ln := echoListener(t, net.JoinHostPort("127.0.0.1", itoa(port)))
+	checkLeaks(t)
+	var events []TraceEvent
+	d := Dialer{
+		ConnectionAttemptDelay: 50 * time.Millisecond,
+		Hosts:                  map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")},
+		Trace:                  func(ev TraceEvent) { events = append(events, ev) },
+	}
+	res, err := d.Connect(context.Background(), "dual.test", uint16(portOf(ln)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(res.FD)
+	// RFC 6724 puts ::1 first; its SYN is dropped; 127.0.0.1 starts after
+	// the attempt delay and wins; the ::1 attempt is closed.
+	if len(res.Attempts) != 2 || res.Attempts[0].Addr.Addr() != netip.MustParseAddr("::1") ||
+		!res.Attempts[1].Won || res.Attempts[1].Start < 50*time.Millisecond {
+		t.Fatalf("attempts %+v", res.Attempts)
+	}
+	roundTrip(t, res.FD)
+	var closed bool
+	for _, ev := range events {
+		closed = closed || ev.Kind == TraceAttemptClosed && ev.Attempt == 0
+	}
+	if !closed {
+		t.Fatalf("losing attempt not closed: %+v", events)
+	}
+}
+
+func TestLoopbackCancelMidAttempt(t *testing.T) {
+	port := synDropListener(t, "127.0.0.1", 0)
+	checkLeaks(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	var d Dialer
+	begin := time.Now()
+	_, err := d.Connect(ctx, "127.0.0.1", uint16(port))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if el := time.Since(begin); el > time.Second {
+		t.Fatalf("cancel took %v", el)
+	}
+}
+
+func TestLoopbackConnectTimeout(t *testing.T) {
+	port := synDropListener(t, "127.0.0.1", 0)
+	checkLeaks(t)
+	d := Dialer{ConnectTimeout: 100 * time.Millisecond}
+	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(port))
+	var he *Error
+	if !errors.As(err, &he) || he.Expired != TimeoutConnect || !errors.Is(err, syscall.ETIMEDOUT) {
+		t.Fatalf("err %v, want connect_timeout", err)
+	}
+}
+
+func TestDialContextReturnsTCPConn(t *testing.T) {
+	ln := echoListener(t, "[::1]:0")
+	checkLeaks(t)
+	var d Dialer
+	c, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("::1", itoa(portOf(ln))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		t.Fatalf("got %T, want *net.TCPConn", c)
+	}
+	tc.Write([]byte("hi"))
+	buf := make([]byte, 2)
+	if _, err := tc.Read(buf); err != nil || string(buf) != "hi" {
+		t.Fatalf("read %q %v", buf, err)
+	}
+	if _, err := d.DialContext(context.Background(), "tcp4", net.JoinHostPort("::1", "80")); err == nil {
+		t.Fatal("tcp4 to an IPv6 literal should fail")
+	}
+	if _, err := d.DialContext(context.Background(), "udp", "127.0.0.1:80"); err == nil {
+		t.Fatal("udp accepted")
+	}
+}
+
+func TestInvalidInput(t *testing.T) {
+	checkLeaks(t)
+	long := make([]byte, 300)
+	for i := range long {
+		long[i] = 'a'
+	}
+	cases := map[string]struct {
+		d    Dialer
+		host string
+		port uint16
+	}{
+		"empty host":       {Dialer{}, "", 80},
+		"NUL in host":      {Dialer{}, "a\x00b", 80},
+		"300-char host":    {Dialer{}, string(long), 80},
+		"port 0":           {Dialer{}, "127.0.0.1", 0},
+		"negative timeout": {Dialer{ConnectTimeout: -1}, "127.0.0.1", 80},
+		"absurd timeout":   {Dialer{ResolvTimeout: 1000 * time.Hour}, "127.0.0.1", 80},
+		"open+connect":     {Dialer{OpenTimeout: time.Second, ConnectTimeout: time.Second}, "127.0.0.1", 80},
+		"unknown family":   {Dialer{Family: 5}, "127.0.0.1", 80},
+		"local family":     {Dialer{Family: IPv6, LocalAddr: netip.MustParseAddr("127.0.0.1")}, "::1", 80},
+		"negative FAFC":    {Dialer{FirstAddressFamilyCount: -1}, "127.0.0.1", 80},
+	}
+	for name, c := range cases {
+		if _, err := c.d.Connect(context.Background(), c.host, c.port); !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%s: err %v, want ErrInvalidOptions", name, err)
+		}
+	}
+	_, err := (&Dialer{Family: IPv4}).Connect(context.Background(), "::1", 80)
+	var re *ResolveError
+	if !errors.As(err, &re) || re.Code != EAI_ADDRFAMILY {
+		t.Errorf("IPv4-only dial of ::1: %v, want EAI_ADDRFAMILY", err)
+	}
+	if _, err := ParsePort("70000"); err == nil {
+		t.Error("port 70000 accepted")
+	}
+	if _, err := ParsePort("no-such-service-hev2"); err == nil {
+		t.Error("unknown service accepted")
+	}
+}
+
+func TestBindErrorReported(t *testing.T) {
+	ln := echoListener(t, "127.0.0.1:0")
+	checkLeaks(t)
+	// 198.18.0.1 is not an address of this host: bind must fail clearly.
+	d := Dialer{LocalAddr: netip.MustParseAddr("198.18.0.1")}
+	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(portOf(ln)))
+	var be *BindError
+	if !errors.As(err, &be) || be.Err != syscall.EADDRNOTAVAIL {
+		t.Fatalf("err %v, want a BindError EADDRNOTAVAIL", err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

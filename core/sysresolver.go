@@ -1,0 +1,193 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// DefaultMaxInFlight bounds the getaddrinfo calls a SystemResolver runs at
+// once when MaxInFlight is 0. Each running call holds one thread, and a
+// library inside someone else's process must not let blocked lookups
+// multiply threads (Go aborts a process at 10,000).
+const DefaultMaxInFlight = 256
+
+// SystemResolver resolves with the C library's getaddrinfo(3), so it honours
+// nsswitch.conf, /etc/hosts, resolv.conf and whatever the host has set up.
+//
+// Each family is one getaddrinfo call (AF_INET6 or AF_INET) on its own
+// thread, so a family that never answers cannot hold up the other one. At
+// most MaxInFlight calls run at once (including calls whose callers gave up:
+// they still hold a thread); further lookups queue and stay cancellable. A
+// canceled lookup returns at once; its call finishes on its own thread and
+// its answer is freed there. Identical lookups in flight at the same time
+// share one call.
+//
+// The zero value is ready to use. A SystemResolver must not be copied after
+// its first use.
+type SystemResolver struct {
+	// MaxInFlight bounds the getaddrinfo calls running at once
+	// (0: DefaultMaxInFlight).
+	MaxInFlight int
+	// NoAddrConfig queries every family, even one this host has no usable
+	// address for (by default such a family is skipped at once, see
+	// AddrConfigFamilies).
+	NoAddrConfig bool
+
+	once    sync.Once
+	slots   chan struct{}
+	mu      sync.Mutex
+	flights map[flightKey]*flight
+	stats   sysResolverCounters
+}
+
+// DefaultSystemResolver is the process-wide system resolver, the default of
+// every Dialer.
+var DefaultSystemResolver = &SystemResolver{}
+
+// NewSystemResolver returns a system resolver running at most maxInFlight
+// getaddrinfo calls at once (0: DefaultMaxInFlight).
+func NewSystemResolver(maxInFlight int) *SystemResolver {
+	return &SystemResolver{MaxInFlight: maxInFlight}
+}
+
+func (r *SystemResolver) init() {
+	n := r.MaxInFlight
+	if n <= 0 {
+		n = DefaultMaxInFlight
+	}
+	r.slots = make(chan struct{}, n)
+	r.flights = make(map[flightKey]*flight)
+}
+
+// errFamilyNotConfigured explains a family skipped by the AI_ADDRCONFIG
+// policy.
+var errFamilyNotConfigured = errors.New("skipped: this host has no usable address of that family")
+
+// LookupFamily implements Resolver.
+func (r *SystemResolver) LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error) {
+	r.once.Do(r.init)
+	if family != IPv4 && family != IPv6 {
+		return nil, &ResolveError{Host: host, Family: family, Code: EAI_FAMILY}
+	}
+	if host == "" || strings.IndexByte(host, 0) >= 0 {
+		return nil, &ResolveError{Host: host, Family: family, Code: EAI_NONAME}
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		// A literal needs no thread: answer as getaddrinfo would.
+		if FamilyOf(addr) != family {
+			return nil, &ResolveError{Host: host, Family: family, Code: EAI_ADDRFAMILY}
+		}
+		return []netip.Addr{addr}, nil
+	}
+	if !r.NoAddrConfig && !localFamilies.wants(family) {
+		r.stats.skipped.Add(1)
+		return nil, &ResolveError{Host: host, Family: family, Code: EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r.join(ctx, flightKey{host, family})
+}
+
+// call runs one getaddrinfo for k once a slot is free. ctx is canceled when
+// every caller waiting for the answer has left.
+func (r *SystemResolver) call(ctx context.Context, k flightKey) ([]netip.Addr, error) {
+	r.stats.queued.Add(1)
+	select {
+	case r.slots <- struct{}{}:
+		r.stats.queued.Add(-1)
+	case <-ctx.Done():
+		r.stats.queued.Add(-1)
+		return nil, ctx.Err()
+	}
+	r.stats.inFlight.Add(1)
+	// state: 0 waiting, 1 abandoned by its caller, 2 answered.
+	var state atomic.Int32
+	answer := make(chan gaiResult, 1)
+	err := gaiSubmit(k.host, k.family, func(res gaiResult) {
+		// On the dispatcher goroutine, once getaddrinfo has returned and
+		// its addrinfo list has been freed.
+		<-r.slots
+		r.stats.inFlight.Add(-1)
+		r.stats.completed.Add(1)
+		if !state.CompareAndSwap(0, 2) {
+			r.stats.abandonedDone.Add(1)
+			return
+		}
+		answer <- res
+	})
+	if err != nil {
+		<-r.slots
+		r.stats.inFlight.Add(-1)
+		r.stats.threadErrors.Add(1)
+		errno, _ := err.(syscall.Errno)
+		return nil, &ResolveError{Host: k.host, Family: k.family, Code: EAI_SYSTEM, Errno: errno, Err: err}
+	}
+	select {
+	case res := <-answer:
+		return res.toGo(k)
+	case <-ctx.Done():
+		if state.CompareAndSwap(0, 1) {
+			r.stats.abandoned.Add(1)
+			return nil, ctx.Err()
+		}
+		return (<-answer).toGo(k)
+	}
+}
+
+func (res gaiResult) toGo(k flightKey) ([]netip.Addr, error) {
+	if res.code != 0 {
+		e := &ResolveError{Host: k.host, Family: k.family, Code: res.code}
+		if res.code == EAI_SYSTEM {
+			e.Errno = res.errno
+		}
+		return nil, e
+	}
+	if len(res.addrs) == 0 {
+		return nil, &ResolveError{Host: k.host, Family: k.family, Code: EAI_NODATA}
+	}
+	return res.addrs, nil
+}
+
+// SystemResolverStats is a snapshot of a SystemResolver's work.
+type SystemResolverStats struct {
+	InFlight int64 // getaddrinfo calls running now, abandoned ones included
+	Queued   int64 // lookups waiting for a free slot
+	// Abandoned counts calls every caller left before they returned;
+	// AbandonedDone those of them that have since returned and been freed.
+	Abandoned     uint64
+	AbandonedDone uint64
+	Completed     uint64 // calls that returned
+	Shared        uint64 // lookups that joined an identical call in flight
+	Skipped       uint64 // lookups answered at once by the AI_ADDRCONFIG policy
+	ThreadErrors  uint64 // lookups failed with EAI_SYSTEM: no thread could be created
+	// Threads is the process-wide getaddrinfo thread pool.
+	Threads GAIThreadStats
+}
+
+type sysResolverCounters struct {
+	inFlight, queued                            atomic.Int64
+	abandoned, abandonedDone, completed, shared atomic.Uint64
+	skipped, threadErrors                       atomic.Uint64
+}
+
+// Stats returns a snapshot of r's counters.
+func (r *SystemResolver) Stats() SystemResolverStats {
+	c := &r.stats
+	return SystemResolverStats{
+		InFlight:      c.inFlight.Load(),
+		Queued:        c.queued.Load(),
+		Abandoned:     c.abandoned.Load(),
+		AbandonedDone: c.abandonedDone.Load(),
+		Completed:     c.completed.Load(),
+		Shared:        c.shared.Load(),
+		Skipped:       c.skipped.Load(),
+		ThreadErrors:  c.threadErrors.Load(),
+		Threads:       GAIThreads(),
+	}
+}
