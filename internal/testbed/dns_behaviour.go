@@ -1,0 +1,72 @@
+package testbed
+
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// Behaviour is how the test DNS server answers one (name, query type).
+type Behaviour struct {
+	// Addrs are the answer records (only those of the query's family are
+	// sent). Empty with Rcode success is NODATA.
+	Addrs []netip.Addr
+	// Delay holds the answer back this long.
+	Delay time.Duration
+	// Never: the query is read and never answered.
+	Never bool
+	// Rcode is the response code (dns.RcodeSuccess, dns.RcodeNameError,
+	// dns.RcodeServerFailure, ...).
+	Rcode int
+	// Truncate answers UDP queries with the TC bit and no records, so the
+	// client must retry over TCP, where the full answer is given.
+	Truncate bool
+}
+
+// Answer answers at once with addrs.
+func Answer(addrs ...netip.Addr) Behaviour { return Behaviour{Addrs: addrs} }
+
+// Delayed answers with addrs after d.
+func Delayed(d time.Duration, addrs ...netip.Addr) Behaviour {
+	return Behaviour{Addrs: addrs, Delay: d}
+}
+
+// NeverAnswer swallows the query.
+func NeverAnswer() Behaviour { return Behaviour{Never: true} }
+
+// NoData answers NOERROR with no records: the name exists, not this type.
+func NoData() Behaviour { return Behaviour{} }
+
+// NXDomain answers that the name does not exist.
+func NXDomain() Behaviour { return Behaviour{Rcode: dns.RcodeNameError} }
+
+// ServFail answers SERVFAIL.
+func ServFail() Behaviour { return Behaviour{Rcode: dns.RcodeServerFailure} }
+
+// Truncated sets TC on UDP and answers addrs over TCP.
+func Truncated(addrs ...netip.Addr) Behaviour { return Behaviour{Addrs: addrs, Truncate: true} }
+
+func (b Behaviour) String() string {
+	var s string
+	switch {
+	case b.Never:
+		return "never"
+	case b.Rcode == dns.RcodeNameError:
+		s = "NXDOMAIN"
+	case b.Rcode != dns.RcodeSuccess:
+		s = dns.RcodeToString[b.Rcode]
+	case len(b.Addrs) == 0:
+		s = "NODATA"
+	default:
+		s = fmt.Sprint(b.Addrs)
+	}
+	if b.Truncate {
+		s = "TC→TCP " + s
+	}
+	if b.Delay > 0 {
+		s += fmt.Sprintf(" after %v", b.Delay)
+	}
+	return s
+}

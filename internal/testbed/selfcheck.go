@@ -1,0 +1,152 @@
+package testbed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// blackholeProbe is how long a connect to a blackholed address must hang
+// for the blackhole to count as real (the kernel's first SYN retransmit is
+// at 1 s, so a hang past it proves the SYN-ACK is really gone).
+const blackholeProbe = 1200 * time.Millisecond
+
+// SelfCheck verifies every impairment from the client namespace with plain
+// serial connects, and the DNS path through `ip netns exec` + getaddrinfo.
+// It fails loudly, naming each address that does not behave.
+func (b *Bed) SelfCheck(ctx context.Context) error {
+	addrs := b.Addrs()
+	var (
+		mu       sync.Mutex
+		failures []string
+		wg       sync.WaitGroup
+	)
+	for a, imp := range addrs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := b.checkAddr(a, imp); err != nil {
+				mu.Lock()
+				failures = append(failures, err.Error())
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := b.checkDNS(ctx); err != nil {
+			mu.Lock()
+			failures = append(failures, err.Error())
+			mu.Unlock()
+		}
+	}()
+	wg.Wait()
+	if len(failures) > 0 {
+		return fmt.Errorf("testbed: self-check failed:\n  %s", strings.Join(failures, "\n  "))
+	}
+	return nil
+}
+
+// ProbeConnect makes one plain connect from the client namespace to a and
+// reports how long it took and how it ended.
+func (b *Bed) ProbeConnect(a netip.Addr, port uint16, limit time.Duration) (time.Duration, error) {
+	var took time.Duration
+	var cerr error
+	err := b.InClient(func() error {
+		d := net.Dialer{Timeout: limit}
+		start := time.Now()
+		c, err := d.Dial("tcp", net.JoinHostPort(a.String(), strconv.Itoa(int(port))))
+		took = time.Since(start)
+		if c != nil {
+			c.Close()
+		}
+		cerr = err
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return took, cerr
+}
+
+func (b *Bed) checkAddr(a netip.Addr, imp Impairment) error {
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("%v (%v): %s", a, imp, fmt.Sprintf(format, args...))
+	}
+	limit := time.Second
+	if imp.Kind == KindBlackhole {
+		limit = blackholeProbe
+	} else if imp.Kind == KindPathDelay {
+		limit = imp.Delay + time.Second
+	}
+	took, err := b.ProbeConnect(a, b.Port, limit)
+	switch imp.Kind {
+	case KindHealthy, KindSlowAccept:
+		if err != nil {
+			return fail("connect failed: %v", err)
+		}
+		if took > 200*time.Millisecond {
+			return fail("connect took %v, want it at once", took)
+		}
+	case KindRefuse:
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			return fail("want ECONNREFUSED, got %v after %v", err, took)
+		}
+		if took > 200*time.Millisecond {
+			return fail("refusal took %v, want it at once", took)
+		}
+	case KindBlackhole:
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() {
+			return fail("want a connect that hangs past %v, got %v after %v", limit, err, took)
+		}
+	case KindPathDelay:
+		if err != nil {
+			return fail("connect failed: %v", err)
+		}
+		if took < imp.Delay*9/10 || took > imp.Delay+300*time.Millisecond {
+			return fail("connect took %v, want about %v", took, imp.Delay)
+		}
+	}
+	return nil
+}
+
+// checkDNS resolves a name through getaddrinfo inside the client namespace,
+// which proves the bind-mounted resolv.conf, the link and the server.
+func (b *Bed) checkDNS(ctx context.Context) error {
+	const name = "selfcheck.hev2.test"
+	b.DNS.SetHost(name, Answer(V6Good1), Answer(V4Good1))
+	defer b.DNS.Remove(name)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	res, err := b.Exec(ctx, "getent", "ahosts", name)
+	if err != nil {
+		return fmt.Errorf("DNS: %v", err)
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("DNS: getent ahosts %s exited %d: %s", name, res.ExitCode, res.Stderr)
+	}
+	for _, want := range []netip.Addr{V6Good1, V4Good1} {
+		if !strings.Contains(res.Stdout, want.String()+" ") {
+			return fmt.Errorf("DNS: getent ahosts %s gave %q, missing %v", name, res.Stdout, want)
+		}
+	}
+	seen := map[uint16]bool{}
+	for _, q := range b.DNS.Queries(name) {
+		seen[q.Type] = true
+	}
+	if !seen[dns.TypeA] || !seen[dns.TypeAAAA] {
+		return fmt.Errorf("DNS: the server saw no A and AAAA queries for %s", name)
+	}
+	return nil
+}
