@@ -35,5 +35,9 @@ bench: deps
 	$(MAKE) build
 	@set -e; for t in $(BENCH_TARGETS); do echo "== $$t"; $(MAKE) --no-print-directory $$t; done
 
+# demo: the main job on loopback, without root and without DNS.
+demo:
+	$(GO) run ./examples/go-race
+
 clean:
 	rm -rf $(BUILD)
