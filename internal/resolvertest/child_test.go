@@ -1,0 +1,401 @@
+package resolvertest_test
+
+// getaddrinfo reads /etc/resolv.conf and /etc/hosts, so it can only be
+// tested inside a namespace of our own whose /etc/netns files point to the
+// test DNS server. The tests re-run this test binary there
+// (`ip netns exec NS <test binary>`) in "child" mode: TestMain sees
+// HEV2_RESOLVERTEST_CHILD, runs one scenario, prints one JSON line and exits.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/resolvertest"
+)
+
+const childEnv = "HEV2_RESOLVERTEST_CHILD"
+
+// childArgs is what a scenario gets from the parent.
+type childArgs struct {
+	Mode        string
+	Resolver    string // "system" (default) or "builtin"
+	Host        string
+	Families    []core.Family
+	TimeoutMS   int
+	CancelMS    int
+	N           int
+	MaxInFlight int
+	Port        uint16
+	IdleMS      int
+}
+
+// lookupOutcome is one family's answer as the child saw it.
+type lookupOutcome struct {
+	Family    core.Family
+	Addrs     []string
+	Code      int
+	Errno     int
+	Err       string
+	Canceled  bool
+	ElapsedMS float64
+}
+
+func TestMain(m *testing.M) {
+	if raw := os.Getenv(childEnv); raw != "" {
+		var a childArgs
+		if err := json.Unmarshal([]byte(raw), &a); err != nil {
+			fmt.Fprintln(os.Stderr, "bad child args:", err)
+			os.Exit(2)
+		}
+		out, err := runChild(a)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		json.NewEncoder(os.Stdout).Encode(out)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// inChild runs scenario a in namespace ns and decodes its JSON into out.
+func inChild(t testing.TB, ns *resolvertest.Namespace, a childArgs, out any) {
+	t.Helper()
+	raw, _ := json.Marshal(a)
+	cmd := ns.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child %s: %v\n%s", a.Mode, err, stderr.String())
+	}
+	if err := json.Unmarshal(stdout, out); err != nil {
+		t.Fatalf("child %s output %q: %v", a.Mode, stdout, err)
+	}
+}
+
+func runChild(a childArgs) (any, error) {
+	if a.IdleMS > 0 {
+		core.SetGAIThreadIdleTimeout(time.Duration(a.IdleMS) * time.Millisecond)
+	}
+	switch a.Mode {
+	case "lookup":
+		return childLookup(a)
+	case "emfile":
+		return childEMFILE(a)
+	case "flood":
+		return childFlood(a)
+	case "cancel":
+		return childCancel(a)
+	case "families":
+		v4, v6, known := core.AddrConfigFamilies()
+		return map[string]bool{"ipv4": v4, "ipv6": v6, "known": known}, nil
+	case "addrwatch":
+		return childAddrWatch(a)
+	case "shared":
+		return childShared(a)
+	}
+	return nil, fmt.Errorf("unknown mode %q", a.Mode)
+}
+
+func childResolver(a childArgs) (core.Resolver, error) {
+	switch a.Resolver {
+	case "", "system":
+		if a.MaxInFlight > 0 {
+			return core.NewSystemResolver(a.MaxInFlight), nil
+		}
+		return core.DefaultSystemResolver, nil
+	}
+	return nil, fmt.Errorf("unknown resolver %q", a.Resolver)
+}
+
+func outcome(family core.Family, addrs []netip.Addr, err error, elapsed time.Duration) lookupOutcome {
+	o := lookupOutcome{Family: family, ElapsedMS: float64(elapsed.Microseconds()) / 1000}
+	for _, a := range addrs {
+		o.Addrs = append(o.Addrs, a.String())
+	}
+	if err != nil {
+		o.Err = err.Error()
+		var re *core.ResolveError
+		if errors.As(err, &re) {
+			o.Code, o.Errno = re.Code, int(re.Errno)
+		}
+		o.Canceled = errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+	}
+	return o
+}
+
+// lookupAll looks up every family of a at once, as the engine does.
+func lookupAll(ctx context.Context, r core.Resolver, a childArgs) []lookupOutcome {
+	families := a.Families
+	if len(families) == 0 {
+		families = []core.Family{core.IPv6, core.IPv4}
+	}
+	outs := make([]lookupOutcome, len(families))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, f := range families {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			addrs, err := r.LookupFamily(ctx, a.Host, f)
+			outs[i] = outcome(f, addrs, err, time.Since(start))
+		}()
+	}
+	wg.Wait()
+	return outs
+}
+
+func childLookup(a childArgs) (any, error) {
+	r, err := childResolver(a)
+	if err != nil {
+		return nil, err
+	}
+	ctx := context.Background()
+	if a.TimeoutMS > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, time.Duration(a.TimeoutMS)*time.Millisecond)
+		defer cancel()
+	}
+	return lookupAll(ctx, r, a), nil
+}
+
+// childEMFILE takes every free fd under a small RLIMIT_NOFILE, then looks
+// a name up: getaddrinfo cannot open its DNS socket.
+func childEMFILE(a childArgs) (any, error) {
+	r := core.DefaultSystemResolver
+	// Start the resolver (its eventfd and netlink socket) while fds are free.
+	if _, err := r.LookupFamily(context.Background(), "localhost", core.IPv4); err != nil {
+		return nil, fmt.Errorf("warm-up lookup: %w", err)
+	}
+	lim := syscall.Rlimit{Cur: 64, Max: 64}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return nil, err
+	}
+	var held []int
+	for {
+		fd, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			if err != syscall.EMFILE {
+				return nil, fmt.Errorf("filling fds: %w", err)
+			}
+			break
+		}
+		held = append(held, fd)
+	}
+	addrs, err := r.LookupFamily(context.Background(), a.Host, core.IPv4)
+	o := outcome(core.IPv4, addrs, err, 0)
+	for _, fd := range held {
+		syscall.Close(fd)
+	}
+	return map[string]any{"held": len(held), "outcome": o}, nil
+}
+
+// floodReport is what a flood of lookups against a silent server did.
+type floodReport struct {
+	Baseline, MaxThreads, ThreadsAfter int
+	Bound                              int
+	Canceled, Other                    int
+	OtherSample                        string
+	GoroutinesBefore, GoroutinesAfter  int
+	ElapsedMS                          float64
+	Stats                              core.SystemResolverStats
+}
+
+func childFlood(a childArgs) (any, error) {
+	r := core.NewSystemResolver(a.MaxInFlight)
+	rep := floodReport{Bound: a.MaxInFlight}
+	// Warm up: the dispatcher, the netlink watcher and a pool thread.
+	r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	waitPoolEmpty()
+	rep.Baseline, rep.GoroutinesBefore = osThreads(), runtime.NumGoroutine()
+
+	stop := make(chan struct{})
+	maxc := make(chan int)
+	go func() {
+		peak := 0
+		for {
+			if n := osThreads(); n > peak {
+				peak = n
+			}
+			select {
+			case <-stop:
+				maxc <- peak
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := 0; i < a.N; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Duration(a.TimeoutMS)*time.Millisecond)
+			defer cancel()
+			_, err := r.LookupFamily(ctx, "n"+strconv.Itoa(i)+".silent.test", core.IPv4)
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(err, context.DeadlineExceeded) {
+				rep.Canceled++
+			} else {
+				rep.Other++
+				rep.OtherSample = fmt.Sprint(err)
+			}
+		}()
+	}
+	wg.Wait()
+	rep.ElapsedMS = float64(time.Since(start).Microseconds()) / 1000
+	// The abandoned calls end when glibc gives up (timeout:1 attempts:1).
+	for deadline := time.Now().Add(10 * time.Second); r.Stats().InFlight > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(stop)
+	rep.MaxThreads = <-maxc
+	waitPoolEmpty()
+	rep.ThreadsAfter, rep.GoroutinesAfter = osThreads(), settledGoroutines(rep.GoroutinesBefore)
+	rep.Stats = r.Stats()
+	return rep, nil
+}
+
+// cancelReport is what canceling a never-answered lookup did.
+type cancelReport struct {
+	ReturnedAfterCancelMS             float64
+	Outcome                           lookupOutcome
+	InFlightAtCancel                  int64
+	Baseline, ThreadsAfter            int
+	GoroutinesBefore, GoroutinesAfter int
+	Stats                             core.SystemResolverStats
+}
+
+func childCancel(a childArgs) (any, error) {
+	r, err := childResolver(a)
+	if err != nil {
+		return nil, err
+	}
+	sys, _ := r.(*core.SystemResolver)
+	var rep cancelReport
+	// Warm up so that the counts below only show this lookup.
+	r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	waitPoolEmpty()
+	rep.Baseline, rep.GoroutinesBefore = osThreads(), runtime.NumGoroutine()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var canceledAt time.Time
+	go func() {
+		time.Sleep(time.Duration(a.CancelMS) * time.Millisecond)
+		if sys != nil {
+			rep.InFlightAtCancel = sys.Stats().InFlight
+		}
+		canceledAt = time.Now()
+		cancel()
+	}()
+	start := time.Now()
+	go func() {
+		a, err := r.LookupFamily(ctx, a.Host, core.IPv6)
+		rep.Outcome = outcome(core.IPv6, a, err, time.Since(start))
+		close(done)
+	}()
+	<-done
+	rep.ReturnedAfterCancelMS = float64(time.Since(canceledAt).Microseconds()) / 1000
+	if sys != nil {
+		for deadline := time.Now().Add(10 * time.Second); sys.Stats().InFlight > 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitPoolEmpty()
+	if sys != nil {
+		rep.Stats = sys.Stats()
+	}
+	rep.ThreadsAfter, rep.GoroutinesAfter = osThreads(), settledGoroutines(rep.GoroutinesBefore)
+	return rep, nil
+}
+
+// childAddrWatch prints the host's families, waits for a line on stdin
+// (the parent adds an IPv6 address meanwhile) and reports how long the
+// change took to be seen, then looks the host up.
+func childAddrWatch(a childArgs) (any, error) {
+	_, v6, _ := core.AddrConfigFamilies()
+	fmt.Printf("{\"ipv6\":%v}\n", v6)
+	var line string
+	fmt.Scanln(&line)
+	start := time.Now()
+	for !v6 && time.Since(start) < 5*time.Second {
+		time.Sleep(time.Millisecond)
+		_, v6, _ = core.AddrConfigFamilies()
+	}
+	seen := time.Since(start)
+	outs := lookupAll(context.Background(), core.DefaultSystemResolver, a)
+	return map[string]any{"ipv6": v6, "seen_ms": float64(seen.Microseconds()) / 1000, "lookups": outs}, nil
+}
+
+// osThreads is the number of OS threads of this process.
+func osThreads() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return -1
+}
+
+// waitPoolEmpty waits until every getaddrinfo thread has exited (children
+// run with a short idle timeout).
+func waitPoolEmpty() {
+	for deadline := time.Now().Add(10 * time.Second); core.GAIThreads().Threads > 0 && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
+	// Let the last exiting thread leave the kernel's task list.
+	time.Sleep(20 * time.Millisecond)
+}
+
+// settledGoroutines waits briefly for goroutines to drop to want.
+func settledGoroutines(want int) int {
+	n := runtime.NumGoroutine()
+	for deadline := time.Now().Add(2 * time.Second); n > want && time.Now().Before(deadline); n = runtime.NumGoroutine() {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return n
+}
+
+// childShared starts N identical lookups at once.
+func childShared(a childArgs) (any, error) {
+	r := core.NewSystemResolver(0)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	ok := 0
+	for i := 0; i < a.N; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if addrs, err := r.LookupFamily(context.Background(), a.Host, core.IPv4); err == nil && len(addrs) > 0 {
+				mu.Lock()
+				ok++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return map[string]any{"ok": ok, "stats": r.Stats()}, nil
+}

@@ -1,0 +1,311 @@
+package resolvertest_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/netip"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/miekg/dns"
+)
+
+var (
+	v6addr = netip.MustParseAddr("2001:db8::53")
+	v4addr = netip.MustParseAddr("198.18.0.53")
+)
+
+// testNamespace makes a namespace with a DNS server on its loopback, or
+// skips the test, saying why, when not root.
+func testNamespace(t testing.TB, stack resolvertest.Stack) (*resolvertest.Namespace, *resolvertest.Server) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP: needs root for network namespaces (getaddrinfo is only ever tested inside one)")
+	}
+	ns, err := resolvertest.NewNamespace(stack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Close)
+	srv, err := ns.ServeDNS()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return ns, srv
+}
+
+func byFamily(outs []lookupOutcome, f core.Family) lookupOutcome {
+	for _, o := range outs {
+		if o.Family == f {
+			return o
+		}
+	}
+	return lookupOutcome{}
+}
+
+func wantAddrs(t *testing.T, o lookupOutcome, want ...string) {
+	t.Helper()
+	if o.Err != "" || !slices.Equal(o.Addrs, want) {
+		t.Errorf("%v lookup: got %v err %q, want %v", o.Family, o.Addrs, o.Err, want)
+	}
+}
+
+// Each family's answer arrives when the server sends it: a slow family
+// holds up neither the other family nor the caller who wants the first.
+func TestSystemPerFamilyTiming(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{})
+	const slow = 400 * time.Millisecond
+	srv.Set("slow6.test", dns.TypeAAAA, resolvertest.Rule{Addrs: []netip.Addr{v6addr}, Delay: slow})
+	srv.Set("slow6.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
+	srv.Set("slow4.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}, Delay: slow})
+	srv.Set("slow4.test", dns.TypeAAAA, resolvertest.Rule{Addrs: []netip.Addr{v6addr}})
+	for _, c := range []struct {
+		host       string
+		slow, fast core.Family
+	}{{"slow6.test", core.IPv6, core.IPv4}, {"slow4.test", core.IPv4, core.IPv6}} {
+		var outs []lookupOutcome
+		inChild(t, ns, childArgs{Mode: "lookup", Host: c.host, IdleMS: 50}, &outs)
+		s, f := byFamily(outs, c.slow), byFamily(outs, c.fast)
+		wantAddrs(t, byFamily(outs, core.IPv6), v6addr.String())
+		wantAddrs(t, byFamily(outs, core.IPv4), v4addr.String())
+		if s.ElapsedMS < float64(slow.Milliseconds()) || f.ElapsedMS > float64(slow.Milliseconds())/2 {
+			t.Errorf("%s: slow %v answered after %.1f ms, fast %v after %.1f ms; want >= %v and well under it",
+				c.host, c.slow, s.ElapsedMS, c.fast, f.ElapsedMS, slow)
+		}
+	}
+}
+
+// A AAAA query that is never answered costs the A answer nothing; the AAAA
+// lookup ends when glibc gives up (resolv.conf: timeout:1 attempts:1).
+func TestSystemSilentAAAA(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{})
+	srv.Set("silent6.test", dns.TypeAAAA, resolvertest.Rule{Drop: true})
+	srv.Set("silent6.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
+	var outs []lookupOutcome
+	inChild(t, ns, childArgs{Mode: "lookup", Host: "silent6.test", IdleMS: 50}, &outs)
+	a, aaaa := byFamily(outs, core.IPv4), byFamily(outs, core.IPv6)
+	wantAddrs(t, a, v4addr.String())
+	if a.ElapsedMS > 200 {
+		t.Errorf("A answered after %.1f ms while AAAA was silent", a.ElapsedMS)
+	}
+	if aaaa.Code != core.EAI_AGAIN || aaaa.ElapsedMS < 900 {
+		t.Errorf("silent AAAA: code %d after %.1f ms (%s), want EAI_AGAIN after ~1 s", aaaa.Code, aaaa.ElapsedMS, aaaa.Err)
+	}
+}
+
+// The server's answers map onto the codes glibc gives.
+func TestSystemErrorCodes(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{})
+	srv.Set("nodata.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
+	srv.Set("servfail.test", 0, resolvertest.Rule{Rcode: dns.RcodeServerFailure})
+	srv.Set("refused.test", 0, resolvertest.Rule{Rcode: dns.RcodeRefused})
+	for _, c := range []struct {
+		host string
+		want int
+	}{
+		{"nxdomain.test", core.EAI_NONAME},
+		{"nodata.test", core.EAI_NODATA},
+		{"servfail.test", core.EAI_AGAIN},
+		{"refused.test", core.EAI_AGAIN},
+	} {
+		var outs []lookupOutcome
+		inChild(t, ns, childArgs{Mode: "lookup", Host: c.host, Families: []core.Family{core.IPv6}, IdleMS: 50}, &outs)
+		if outs[0].Code != c.want {
+			t.Errorf("%s AAAA: code %d (%s), want %d (%s)", c.host, outs[0].Code, outs[0].Err, c.want, core.EAIMessage(c.want))
+		}
+	}
+}
+
+// Canceling a lookup that never returns releases the caller at once; the
+// abandoned getaddrinfo ends on its own, is freed and counted, and leaves
+// no thread or goroutine behind.
+func TestSystemCancelAbandons(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{})
+	srv.Set("silent.test", 0, resolvertest.Rule{Drop: true})
+	var rep cancelReport
+	inChild(t, ns, childArgs{Mode: "cancel", Host: "silent.test", CancelMS: 100, IdleMS: 50}, &rep)
+	t.Logf("%+v", rep)
+	if !rep.Outcome.Canceled {
+		t.Errorf("lookup ended with %q, want the context's error", rep.Outcome.Err)
+	}
+	if rep.ReturnedAfterCancelMS > 50 {
+		t.Errorf("caller released %.1f ms after cancel", rep.ReturnedAfterCancelMS)
+	}
+	if rep.InFlightAtCancel != 1 {
+		t.Errorf("in flight at cancel: %d, want 1", rep.InFlightAtCancel)
+	}
+	st := rep.Stats
+	if st.Abandoned != 1 || st.AbandonedDone != 1 || st.InFlight != 0 || st.Threads.Threads != 0 {
+		t.Errorf("after the abandoned call ended: %+v", st)
+	}
+	if rep.ThreadsAfter > rep.Baseline || rep.GoroutinesAfter > rep.GoroutinesBefore {
+		t.Errorf("threads %d -> %d, goroutines %d -> %d", rep.Baseline, rep.ThreadsAfter, rep.GoroutinesBefore, rep.GoroutinesAfter)
+	}
+}
+
+// A real EAI_SYSTEM: with every fd taken, getaddrinfo cannot open its DNS
+// socket; the errno read on its own thread comes back.
+func TestSystemEAISystemErrno(t *testing.T) {
+	ns, _ := testNamespace(t, resolvertest.Stack{})
+	var out struct {
+		Held    int
+		Outcome lookupOutcome
+	}
+	inChild(t, ns, childArgs{Mode: "emfile", Host: "emfile.test"}, &out)
+	t.Logf("held %d fds: %+v", out.Held, out.Outcome)
+	if out.Outcome.Code != core.EAI_SYSTEM || syscall.Errno(out.Outcome.Errno) != syscall.EMFILE {
+		t.Fatalf("got code %d errno %d (%s), want EAI_SYSTEM with EMFILE", out.Outcome.Code, out.Outcome.Errno, out.Outcome.Err)
+	}
+	if !strings.Contains(out.Outcome.Err, "System error: too many open files") {
+		t.Errorf("message %q does not show the errno", out.Outcome.Err)
+	}
+}
+
+// 10,000 lookups at once against a server that never answers: the thread
+// count stays under the bound plus a small constant, every caller gets its
+// timeout, and the process lives.
+func TestSystemFloodBoundsThreads(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{})
+	srv.Set("*.silent.test", 0, resolvertest.Rule{Drop: true})
+	const n, bound = 10000, 32
+	var rep floodReport
+	inChild(t, ns, childArgs{Mode: "flood", N: n, MaxInFlight: bound, TimeoutMS: 200, IdleMS: 100}, &rep)
+	t.Logf("%+v", rep)
+	if rep.Canceled != n {
+		t.Errorf("%d of %d callers got their timeout; others: %d (%s)", rep.Canceled, n, rep.Other, rep.OtherSample)
+	}
+	// The small constant: Ms the Go runtime adds under this load (at most
+	// about one per P, plus the one in a syscall), never given back.
+	slack := runtime.GOMAXPROCS(0) + 4
+	if rep.MaxThreads > rep.Baseline+bound+slack {
+		t.Errorf("peak threads %d, baseline %d, bound %d", rep.MaxThreads, rep.Baseline, bound)
+	}
+	if rep.MaxThreads < rep.Baseline+bound {
+		t.Errorf("peak threads %d: the bound of %d calls in flight was never reached", rep.MaxThreads, bound)
+	}
+	st := rep.Stats
+	if st.InFlight != 0 || st.Queued != 0 || st.Abandoned != st.AbandonedDone || st.Threads.Threads != 0 {
+		t.Errorf("not settled: %+v", st)
+	}
+	// The Go runtime may have added an M of its own under this load (it
+	// never gives them back); every getaddrinfo thread is gone.
+	if rep.ThreadsAfter > rep.Baseline+slack || rep.GoroutinesAfter > rep.GoroutinesBefore {
+		t.Errorf("threads %d -> %d, goroutines %d -> %d", rep.Baseline, rep.ThreadsAfter, rep.GoroutinesBefore, rep.GoroutinesAfter)
+	}
+}
+
+// Identical lookups in flight share one getaddrinfo call.
+func TestSystemSharedLookups(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{})
+	srv.Set("shared.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}, Delay: 200 * time.Millisecond})
+	var rep struct {
+		OK    int
+		Stats core.SystemResolverStats
+	}
+	inChild(t, ns, childArgs{Mode: "shared", Host: "shared.test", N: 50, IdleMS: 50}, &rep)
+	if rep.OK != 50 || rep.Stats.Shared != 49 || rep.Stats.Completed != 1 {
+		t.Errorf("50 identical lookups: %d answered, stats %+v", rep.OK, rep.Stats)
+	}
+	if n := srv.Count("shared.test", dns.TypeA); n != 1 {
+		t.Errorf("server saw %d A queries, want 1", n)
+	}
+}
+
+// AI_ADDRCONFIG done right: a loopback-only host still resolves localhost
+// in both families (Ruby Bug #20048) and asks DNS for both; an IPv4-only
+// host skips AAAA at once without a query (#19144); a dual-stack host asks
+// for both.
+func TestSystemAddrConfig(t *testing.T) {
+	cases := []struct {
+		name        string
+		stack       resolvertest.Stack
+		wantAAAA    bool
+		wantFamilis [2]bool // ipv4, ipv6 usable
+	}{
+		{"loopback-only", resolvertest.Stack{}, true, [2]bool{false, false}},
+		{"ipv4-only", resolvertest.Stack{IPv4: true}, false, [2]bool{true, false}},
+		{"ipv6-only", resolvertest.Stack{IPv6: true}, true, [2]bool{false, true}},
+		{"dual-stack", resolvertest.Stack{IPv4: true, IPv6: true}, true, [2]bool{true, true}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ns, srv := testNamespace(t, c.stack)
+			srv.Set("dual.test", 0, resolvertest.Rule{Addrs: []netip.Addr{v6addr, v4addr}})
+			var fam map[string]bool
+			inChild(t, ns, childArgs{Mode: "families"}, &fam)
+			if !fam["known"] || fam["ipv4"] != c.wantFamilis[0] || fam["ipv6"] != c.wantFamilis[1] {
+				t.Errorf("families seen: %v", fam)
+			}
+			var local, dual []lookupOutcome
+			inChild(t, ns, childArgs{Mode: "lookup", Host: "localhost", IdleMS: 50}, &local)
+			inChild(t, ns, childArgs{Mode: "lookup", Host: "dual.test", IdleMS: 50}, &dual)
+			v4 := c.wantFamilis[0] || !c.wantFamilis[1]
+			if v4 {
+				wantAddrs(t, byFamily(local, core.IPv4), "127.0.0.1")
+				wantAddrs(t, byFamily(dual, core.IPv4), v4addr.String())
+			}
+			if c.wantAAAA {
+				wantAddrs(t, byFamily(local, core.IPv6), "::1")
+				wantAddrs(t, byFamily(dual, core.IPv6), v6addr.String())
+			} else {
+				o := byFamily(dual, core.IPv6)
+				if o.Code != core.EAI_ADDRFAMILY || o.ElapsedMS > 20 {
+					t.Errorf("AAAA on %s: code %d after %.1f ms, want EAI_ADDRFAMILY at once", c.name, o.Code, o.ElapsedMS)
+				}
+			}
+			if got := srv.Count("dual.test", dns.TypeAAAA) > 0; got != c.wantAAAA {
+				t.Errorf("AAAA query sent: %v, want %v (%v)", got, c.wantAAAA, srv.Queries())
+			}
+			if got := srv.Count("dual.test", dns.TypeA) > 0; got != v4 {
+				t.Errorf("A query sent: %v, want %v", got, v4)
+			}
+		})
+	}
+}
+
+// The policy follows the host: an IPv6 address added to an IPv4-only host
+// is seen through the netlink subscription, and AAAA is asked again.
+func TestSystemAddrConfigFollowsChanges(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{IPv4: true})
+	srv.Set("dual.test", 0, resolvertest.Rule{Addrs: []netip.Addr{v6addr, v4addr}})
+	raw, _ := json.Marshal(childArgs{Mode: "addrwatch", Host: "dual.test", IdleMS: 50})
+	cmd := ns.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() || lines.Text() != `{"ipv6":false}` {
+		t.Fatalf("child started with %q, want no IPv6", lines.Text())
+	}
+	if err := ns.IP("addr", "add", "2001:db8::2/64", "dev", "d0", "nodad"); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write([]byte("go\n"))
+	if !lines.Scan() {
+		t.Fatal("child said nothing")
+	}
+	var rep struct {
+		IPv6    bool
+		SeenMS  float64 `json:"seen_ms"`
+		Lookups []lookupOutcome
+	}
+	json.Unmarshal(lines.Bytes(), &rep)
+	t.Logf("IPv6 seen after %.1f ms", rep.SeenMS)
+	if !rep.IPv6 {
+		t.Fatal("the new IPv6 address was never seen")
+	}
+	wantAddrs(t, byFamily(rep.Lookups, core.IPv6), v6addr.String())
+}
