@@ -11,7 +11,7 @@ module Hev2
     :host, :port, :local_host, :local_port,
     :resolv_timeout, :connect_timeout, :open_timeout, :fast_fallback,
     :resolution_delay, :connection_attempt_delay, :first_address_family_count,
-    :family, :resolver, :nameservers, :addresses, :nodelay, :keepalive,
+    :family, :resolver, :nameservers, :addresses, :nodelay, :keepalive, :trace,
     keyword_init: true
   )
 
@@ -21,7 +21,7 @@ module Hev2
     # Hev2.tcp). Durations are in seconds, like Ruby's timeouts.
     EXTRA_KEYWORDS = %i[
       resolution_delay connection_attempt_delay first_address_family_count
-      family resolver nameservers addresses nodelay keepalive
+      family resolver nameservers addresses nodelay keepalive trace
     ].freeze
 
     FAMILIES = {
@@ -63,6 +63,7 @@ module Hev2
         addresses: addresses(more[:addresses]),
         nodelay: more.key?(:nodelay) ? boolean(more[:nodelay], "nodelay") : false,
         keepalive: duration(more[:keepalive], "keepalive"),
+        trace: callable(more[:trace]),
       )
     end
 
@@ -126,6 +127,13 @@ module Hev2
       raise ArgumentError, "#{what} must not be negative (#{value})" if value.negative?
       raise ArgumentError, "#{what} #{value} is not finite" if value.respond_to?(:finite?) && !value.finite?
       raise ArgumentError, "#{what} #{value} exceeds one day" if value > 86_400
+      value
+    end
+
+    # trace: anything with #call, given each Hev2::Event after the race.
+    def callable(value)
+      return nil if value.nil?
+      raise TypeError, "trace must respond to #call" unless value.respond_to?(:call)
       value
     end
 

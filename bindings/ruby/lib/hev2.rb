@@ -1,0 +1,90 @@
+# frozen_string_literal: true
+
+require "socket"
+require_relative "hev2/version"
+require_relative "hev2/errors"
+require_relative "hev2/arguments"
+require_relative "hev2/native"
+require_relative "hev2/connector"
+
+# Happy Eyeballs v2 (RFC 8305) connections for Ruby, backed by libhev2.
+#
+#   sock = Hev2.tcp("example.com", 443, connect_timeout: 5)
+#   Hev2.tcp("example.com", 80) { |s| s.write("GET / HTTP/1.0\r\n\r\n"); s.read }
+module Hev2
+  class << self
+    # Socket.tcp's signature and behaviour, raced as RFC 8305 says. Returns a
+    # connected ::Socket (non-blocking, close-on-exec); with a block, yields
+    # it, closes it afterwards and returns the block's value.
+    #
+    # **more: resolution_delay:, connection_attempt_delay: (seconds),
+    # first_address_family_count:, family: (:ipv4/:ipv6), resolver:
+    # (:system/:builtin), nameservers: (["IP", "IP:PORT", ...], built-in
+    # resolver), addresses: (static IPs for host, not resolved), nodelay:,
+    # keepalive: (idle seconds), trace: (called with each Hev2::Event).
+    def tcp(host, port, local_host = nil, local_port = nil, resolv_timeout: nil,
+            connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
+      sock = socket(::Socket, host, port, local_host, local_port, resolv_timeout,
+                    connect_timeout, open_timeout, fast_fallback, more)
+      return sock unless block_given?
+
+      begin
+        yield sock
+      ensure
+        sock.close unless sock.closed?
+      end
+    end
+
+    # Counters of the library (handles created, live, running, ...).
+    def stats
+      s = Scratch.acquire
+      rc = Native::F[:hev2_stats].call(s.address + Scratch::STATS)
+      raise Connector.call_error(rc, nil, 0) unless rc == Native::OK
+
+      Layout::STATS.each_key.with_object({}) do |field, h|
+        h[field] = s.u64(Scratch::STATS + Layout::STATS[field]) unless field == :size
+      end
+    ensure
+      Scratch.release(s) if s
+    end
+
+    # The libhev2 in use: its path and version number.
+    def library
+      { path: Native::PATH, version: Native::VERSION }
+    end
+
+    # Starts the library's runtime now (about 4 ms) instead of on the first
+    # connection.
+    def init
+      rc = Native::F[:hev2_init].call
+      raise Connector.call_error(rc, nil, 0) unless rc == Native::OK
+
+      true
+    end
+
+    # Connects and wraps the winner in klass (::Socket, or ::TCPSocket for
+    # hev2/replace). Used by Hev2.tcp and hev2/replace only.
+    def socket(klass, host, port, local_host, local_port, resolv_timeout, connect_timeout,
+               open_timeout, fast_fallback, more)
+      if plain?(host, port, local_host, local_port, resolv_timeout, connect_timeout,
+                open_timeout, fast_fallback, more)
+        Connector.connect(Arguments.host_name(host), port, nil, klass)
+      else
+        req = Arguments.build(host, port, local_host, local_port, resolv_timeout,
+                              connect_timeout, open_timeout, fast_fallback, more)
+        Connector.connect(req.host, req.port, req, klass)
+      end
+    end
+
+    private
+
+    # The common call (a host String, an Integer port, no option) skips the
+    # option struct entirely: hev2_connect gets NULL options.
+    def plain?(host, port, local_host, local_port, resolv_timeout, connect_timeout,
+               open_timeout, fast_fallback, more)
+      host.is_a?(String) && port.is_a?(Integer) && port.between?(1, 65_535) &&
+        local_host.nil? && local_port.nil? && resolv_timeout.nil? && connect_timeout.nil? &&
+        open_timeout.nil? && fast_fallback == true && more.empty?
+    end
+  end
+end

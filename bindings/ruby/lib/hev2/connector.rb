@@ -1,0 +1,225 @@
+# frozen_string_literal: true
+
+require "socket"
+require "io/wait"
+require_relative "native"
+require_relative "scratch"
+require_relative "errors"
+require_relative "events"
+
+module Hev2
+  # Runs one connection through the C ABI:
+  #
+  #   hev2_connect (returns at once) -> wait for the handle's eventfd with
+  #   IO#wait_readable -> hev2_result -> ::Socket.for_fd(winner fd)
+  #
+  # IO#wait_readable waits without the GVL, is woken by Thread#raise,
+  # Thread#kill, Timeout and Ctrl-C, and under a Fiber scheduler becomes the
+  # scheduler's io_wait, so other fibers run. Ruby is never called from a
+  # library thread. Interrupts are only accepted during that wait; around it
+  # they are deferred so that the handle is always released and a winning fd
+  # is always either wrapped in a Socket or closed: nothing is left behind.
+  module Connector
+    N = Native
+    F = Native::F
+    L = Layout
+    CONNECT = F[:hev2_connect_len]
+    RESULT = F[:hev2_result]
+    EVENTFD = F[:hev2_fd]
+    RELEASE = F[:hev2_release]
+
+    DEFER = { Object => :never }.freeze
+    ALLOW = { Object => :immediate }.freeze
+    private_constant :DEFER, :ALLOW
+
+    # hev2_options as hev2_options_init fills it.
+    DEFAULT_OPTIONS = begin
+      s = Scratch.new
+      rc = F[:hev2_options_init].call(s.address + Scratch::OPTIONS)
+      raise Error.new("hev2_options_init: #{N.strerror(rc)}", rc) unless rc == N::OK
+      s.bytes.byteslice(Scratch::OPTIONS, L::OPTIONS_SIZE).freeze
+    end
+
+    FAMILY = { unspec: Socket::AF_UNSPEC, ipv4: Socket::AF_INET, ipv6: Socket::AF_INET6 }.freeze
+    RESOLVER = { system: N::RESOLVER_SYSTEM, builtin: N::RESOLVER_BUILTIN }.freeze
+    LOOPBACK_NAME = "localhost"
+    LOOPBACK_HOSTS = "localhost:[::1],127.0.0.1"
+    private_constant :LOOPBACK_NAME, :LOOPBACK_HOSTS
+
+    module_function
+
+    # Connects to host:port. req is nil for the defaults (then hev2_connect
+    # gets NULL options), or a Request; its trace, if any, is called with
+    # each Hev2::Event of the race once the outcome is known. The winner is
+    # wrapped with klass.for_fd.
+    def connect(host, port, req = nil, klass = Socket)
+      s = Scratch.acquire
+      Thread.handle_interrupt(DEFER) do
+        keep = nil
+        options = 0
+        if req
+          host, keep = fill_options(s, req)
+          options = s.address + Scratch::OPTIONS
+        end
+        rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
+                          options, s.address + Scratch::OUT)
+        keep&.clear # only now may the strings go: the library has copied them
+        raise call_error(rc, host, port) unless rc == N::OK
+
+        conn = s.u64(Scratch::OUT)
+        begin
+          wait(conn, s, host, port)
+          sock = outcome(conn, s, host, port, req&.trace, klass)
+          # An interrupt that arrived after the wait is raised when this
+          # block ends: the socket must not leak to nobody.
+          if Thread.pending_interrupt?
+            sock.close
+            sock = nil
+          end
+          sock
+        ensure
+          RELEASE.call(conn) # cancels if still running; closes what we did not take
+        end
+      end
+    ensure
+      Scratch.release(s) if s
+    end
+
+    # Waits until conn is done; hev2_result has then filled s.
+    def wait(conn, scratch, host, port)
+      rc = RESULT.call(conn, scratch.address + Scratch::RESULT)
+      return if rc == N::OK
+      raise call_error(rc, host, port) unless rc == N::EAGAIN
+
+      fd = EVENTFD.call(conn)
+      raise call_error(fd, host, port) if fd.negative?
+
+      io = IO.for_fd(fd, autoclose: false)
+      loop do
+        Thread.handle_interrupt(ALLOW) { io.wait_readable }
+        rc = RESULT.call(conn, scratch.address + Scratch::RESULT)
+        return if rc == N::OK
+        raise call_error(rc, host, port) unless rc == N::EAGAIN
+      end
+    end
+
+    # Turns a done handle's result into a Socket or raises its error.
+    def outcome(conn, s, host, port, trace, klass)
+      base = Scratch::RESULT
+      status = s.i32(base + L::RESULT[:status])
+      Events.replay(conn, s, s.i32(base + L::RESULT[:n_events]), trace) if trace
+      case status
+      when N::OK
+        fd = s.i32(base + L::RESULT[:fd])
+        begin
+          klass.for_fd(fd)
+        rescue Exception # the fd is ours now: never leak it, whatever went wrong
+          begin
+            IO.for_fd(fd).close
+          rescue SystemCallError
+            nil
+          end
+          raise
+        end
+      when N::ECONNECT
+        errno = s.i32(base + L::RESULT[:error])
+        raise Errors.connection(errno.zero? ? Errno::ECONNREFUSED::Errno : errno, host, port, N.errmsg(conn))
+      when N::ERESOLVE then raise resolve_error(conn, s, host, port)
+      when N::ETIMEOUT
+        kind = Native::TIMEOUT_KINDS[s.i32(base + L::RESULT[:timeout])] || :open_timeout
+        e = Errors.timeout(kind, host, port)
+        e.extend(Failure).hev2_timeout = kind
+        raise e
+      else
+        raise Error.new("connect to #{Errors.target(host, port)}: #{N.errmsg(conn)}", status)
+      end
+    end
+
+    # The last family's resolution error (the library puts the code that
+    # wins in .eai); EAI_SYSTEM carries the errno of the resolver thread.
+    def resolve_error(conn, s, host, port)
+      base = Scratch::RESULT
+      eai = s.i32(base + L::RESULT[:eai])
+      errno = 0
+      2.times do |i|
+        lk = base + L::RESULT[:lookups] + i * L::LOOKUP_SIZE
+        if s.i32(lk + L::LOOKUP[:eai]) == eai && errno.zero?
+          errno = s.i32(lk + L::LOOKUP[:sys_errno])
+        end
+      end
+      e = Errors.resolution(eai, errno, host, port, N.errmsg(conn))
+      e.extend(Failure).hev2_eai = eai
+      e
+    end
+
+    # An error from a call (not from the race) as the exception Ruby users
+    # expect for it.
+    def call_error(rc, host, port)
+      text = "#{N.strerror(rc)} (#{Errors.target(host, port)})"
+      case rc
+      when N::EHOST, N::EPORT, N::EOPTIONS, N::EINVAL then ArgumentError.new("hev2: #{text}")
+      when N::EFORKED
+        ForkedError.new("hev2: libhev2 was loaded before fork(); it cannot run in the child " \
+                        "(#{Process.pid}). Load it after forking (e.g. in on_worker_boot) " \
+                        "or use fork+exec. #{text}", rc)
+      when N::ESYSTEM then SystemCallError.new("hev2: #{text}", Fiddle.last_error)
+      else Error.new("hev2: #{text}", rc)
+      end
+    end
+
+    # Writes req into s's hev2_options. Returns the host to connect to and
+    # the strings whose addresses went into the struct (kept alive by the
+    # caller until hev2_connect has copied them).
+    def fill_options(s, req)
+      o = Scratch::OPTIONS
+      s.copy(o, DEFAULT_OPTIONS)
+      put = ->(field, v) { s.put_i32(o + L::OPTIONS[field], v) }
+      put.(:resolution_delay_ms, delay_ms(req.resolution_delay))
+      put.(:connection_attempt_delay_ms, delay_ms(req.connection_attempt_delay))
+      put.(:first_address_family_count, req.first_address_family_count || 0)
+      put.(:resolv_timeout_ms, timeout_ms(req.resolv_timeout))
+      put.(:connect_timeout_ms, timeout_ms(req.connect_timeout))
+      put.(:open_timeout_ms, timeout_ms(req.open_timeout))
+      put.(:fast_fallback, req.fast_fallback ? 1 : 0)
+      put.(:family, FAMILY.fetch(req.family))
+      put.(:local_port, req.local_port)
+      put.(:resolver, RESOLVER.fetch(req.resolver))
+      put.(:nodelay, req.nodelay ? 1 : 0)
+      put.(:keepalive_ms, timeout_ms(req.keepalive))
+      put.(:record_events, req.trace ? 1 : 0)
+
+      host = req.host
+      statics = nil
+      if host.nil?
+        host = LOOPBACK_NAME
+        statics = LOOPBACK_HOSTS
+      elsif req.addresses
+        statics = "#{host}:#{req.addresses.map { |a| a.include?(":") ? "[#{a}]" : a }.join(",")}"
+      end
+      keep = []
+      pointer = lambda do |field, str|
+        return unless str
+        str = "#{str}\0" # NUL-terminated for the C side
+        keep << str
+        s.put_u64(o + L::OPTIONS[field], Fiddle::Pointer[str].to_i)
+      end
+      pointer.(:local_host, req.local_host)
+      pointer.(:nameservers, req.nameservers&.join(","))
+      pointer.(:static_hosts, statics)
+      [host, keep]
+    end
+
+    # Seconds to the ABI's milliseconds. A timeout of 0 means "no time at
+    # all" in Ruby but "none" in the ABI: it becomes 1 ms. Fractions round up.
+    def timeout_ms(seconds)
+      return 0 if seconds.nil?
+      ms = (seconds * 1000).ceil
+      ms < 1 ? 1 : ms
+    end
+
+    # Delays: nil is the RFC default (0 in the ABI); 0 becomes 1 ms.
+    def delay_ms(seconds)
+      seconds.nil? ? 0 : timeout_ms(seconds)
+    end
+  end
+end

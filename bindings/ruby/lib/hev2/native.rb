@@ -1,0 +1,103 @@
+# frozen_string_literal: true
+
+require "fiddle"
+require_relative "library"
+require_relative "layout"
+
+module Hev2
+  # The C ABI of include/hev2.h, bound with Fiddle.
+  #
+  # Every function is bound without `need_gvl`, so Fiddle releases the GVL
+  # around each call: no call into the library ever holds it, including the
+  # first one, which waits for the Go runtime to start. Pointer arguments are
+  # declared uintptr_t and given as Integer addresses of scratch buffers (see
+  # Scratch): Fiddle then allocates no Ruby object per call.
+  module Native
+    # The header version this gem was written for (HEV2_VERSION_NUM).
+    WRITTEN_FOR = 10_000
+
+    OK        = 0
+    EINVAL    = -1
+    EHOST     = -2
+    EPORT     = -3
+    EOPTIONS  = -4
+    EHANDLE   = -5
+    EAGAIN    = -6
+    ECAPACITY = -7
+    EFORKED   = -8
+    ENOTSUP   = -9
+    ESYSTEM   = -10
+    EINTERNAL = -11
+    ECONNECT  = -12
+    ERESOLVE  = -13
+    ETIMEOUT  = -14
+    ECANCELED = -15
+
+    RESOLVER_DEFAULT = 0
+    RESOLVER_SYSTEM  = 1
+    RESOLVER_BUILTIN = 2
+
+    TIMEOUT_KINDS = [nil, :resolv_timeout, :connect_timeout, :open_timeout].freeze
+
+    LOOKUP_STATES = %i[not_started pending answered failed].freeze
+
+    U = Fiddle::TYPE_UINTPTR_T # pointers and the 64-bit handle id
+    I = Fiddle::TYPE_INT
+    SIGNATURES = {
+      hev2_version: [[], I],
+      hev2_strerror: [[I], U],
+      hev2_init: [[], I],
+      hev2_set_max_handles: [[I], I],
+      hev2_stats: [[U], I],
+      hev2_options_init: [[U], I],
+      hev2_connect_len: [[U, Fiddle::TYPE_SIZE_T, U, U, U], I],
+      hev2_wait: [[U, I], I],
+      hev2_fd: [[U], I],
+      hev2_cancel: [[U], I],
+      hev2_result: [[U, U], I],
+      hev2_get_attempt: [[U, I, U], I],
+      hev2_get_event: [[U, I, U], I],
+      hev2_event_name: [[I], U],
+      hev2_errmsg: [[U], U],
+      hev2_release: [[U], I],
+    }.freeze
+
+    handle, PATH = Library.open
+    F = SIGNATURES.to_h do |name, (args, ret)|
+      pointer = begin
+        handle[name.to_s]
+      rescue Fiddle::DLError
+        raise LibraryError, "hev2: #{PATH} has no symbol #{name}: not a libhev2 this gem can use"
+      end
+      [name, Fiddle::Function.new(pointer, args, ret)]
+    end.freeze
+
+    VERSION = F[:hev2_version].call
+    if VERSION / 10_000 != WRITTEN_FOR / 10_000 || VERSION < WRITTEN_FOR
+      raise LibraryError,
+            "hev2: #{PATH} is libhev2 #{VERSION}; this gem needs #{WRITTEN_FOR / 10_000}.x, at least #{WRITTEN_FOR}"
+    end
+
+    module_function
+
+    # A C string at addr, as Ruby text.
+    def c_string(addr)
+      return "" if addr.zero?
+      Fiddle::Pointer.new(addr).to_s.force_encoding(Encoding::UTF_8)
+    end
+
+    def strerror(status)
+      c_string(F[:hev2_strerror].call(status))
+    end
+
+    def event_name(kind)
+      c_string(F[:hev2_event_name].call(kind))
+    end
+
+    # The explanation of c's outcome (thread-local in the library: read at
+    # once; Fiddle calls it on this same thread).
+    def errmsg(conn)
+      c_string(F[:hev2_errmsg].call(conn))
+    end
+  end
+end

@@ -1,0 +1,101 @@
+# frozen_string_literal: true
+
+require "fiddle"
+require_relative "layout"
+
+module Hev2
+  # A reusable buffer that the C calls of one connection write into and that
+  # Ruby reads with String#unpack1(offset:): no Ruby object is allocated to
+  # pass or read a field.
+  #
+  # It is a binary String of 4 KiB: too large to be embedded in a GC slot, so
+  # its bytes live in a malloc'd block that never moves (compaction moves
+  # slots, not that block) and Ruby never reallocates it (its length never
+  # changes). Its address is taken once. Buffers are pooled; one is lent to
+  # a single call at a time (a call may span a Fiber switch).
+  class Scratch
+    BYTES = 4096
+    OUT = 0        # hev2_conn out-parameter (8 bytes)
+    PORT = 16      # the port as a NUL-terminated decimal string
+    RESULT = 64    # hev2_result_info
+    OPTIONS = 512  # hev2_options
+    ATTEMPT = 640  # hev2_attempt_info
+    EVENT = 768    # hev2_event_info
+    STATS = 1088   # hev2_stats_info
+    POOL_MAX = 64
+
+    @pool = []
+
+    class << self
+      def acquire
+        @pool.pop || new
+      end
+
+      def release(scratch)
+        @pool.push(scratch) if @pool.size < POOL_MAX
+      end
+    end
+
+    attr_reader :bytes, :address
+
+    def initialize
+      @bytes = "\0".b * BYTES
+      @address = Fiddle::Pointer[@bytes].to_i
+      put_u64(RESULT + Layout::RESULT[:size], Layout::RESULT_SIZE)
+      put_u64(ATTEMPT + Layout::ATTEMPT[:size], Layout::ATTEMPT_SIZE)
+      put_u64(EVENT + Layout::EVENT[:size], Layout::EVENT_SIZE)
+      put_u64(STATS + Layout::STATS[:size], Layout::STATS_SIZE)
+    end
+
+    def i32(offset)
+      @bytes.unpack1("l", offset: offset)
+    end
+
+    def u64(offset)
+      @bytes.unpack1("Q", offset: offset)
+    end
+
+    def f64(offset)
+      @bytes.unpack1("d", offset: offset)
+    end
+
+    def c_string(offset, max)
+      @bytes.unpack1("Z#{max}", offset: offset).force_encoding(Encoding::UTF_8)
+    end
+
+    def put_i32(offset, value)
+      value &= 0xffff_ffff
+      4.times do |i|
+        @bytes.setbyte(offset + i, value & 0xff)
+        value >>= 8
+      end
+    end
+
+    def put_u64(offset, value)
+      8.times do |i|
+        @bytes.setbyte(offset + i, value & 0xff)
+        value >>= 8
+      end
+    end
+
+    # Writes port as a NUL-terminated decimal string at PORT and returns its
+    # address.
+    def port_string(port)
+      digits = port < 10 ? 1 : port < 100 ? 2 : port < 1000 ? 3 : port < 10_000 ? 4 : 5
+      i = digits
+      @bytes.setbyte(PORT + i, 0)
+      loop do
+        i -= 1
+        @bytes.setbyte(PORT + i, 48 + port % 10)
+        port /= 10
+        break if i.zero?
+      end
+      @address + PORT
+    end
+
+    # Copies the bytes of a (frozen template) String to offset.
+    def copy(offset, template)
+      template.bytesize.times { |i| @bytes.setbyte(offset + i, template.getbyte(i)) }
+    end
+  end
+end
