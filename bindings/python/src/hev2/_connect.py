@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import select
 import socket
@@ -108,8 +109,20 @@ def wait_done(handle: Handle) -> None:
     """Waits for the outcome in poll(2) on the handle's fd: the GIL is free
     meanwhile, and a signal handler's exception (KeyboardInterrupt) ends the
     wait, after which the caller cancels the handle."""
+    try:
+        fd = handle.fd()
+    except OSError as e:
+        if e.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        # Out of fds for the handle's eventfd: the connection itself may
+        # still end well, or fail with the error that matters (a resolver's
+        # EAI_SYSTEM, say). Wait inside the library instead, in slices so
+        # that signals are still seen.
+        while not handle.wait(WAIT_SLICE_MS):
+            pass
+        return
     poller = select.poll()
-    poller.register(handle.fd(), select.POLLIN)
+    poller.register(fd, select.POLLIN)
     while not poller.poll(WAIT_SLICE_MS):
         pass
 

@@ -107,7 +107,7 @@ def lookup_error(lookup: LookupFailure, host: str) -> OSError:
 
 def primary_error(f: Failure) -> BaseException:
     """The single exception for all_errors=False, like socket's 'last error'."""
-    where = f"hev2: {f.message}"
+    where = f.message
     if f.timeout_kind:
         return timeout_error(f.timeout_kind, f.timeout_after, where)
     if f.eai == EAI_SYSTEM and f.eai_errno:
@@ -148,10 +148,10 @@ def to_exception(f: Failure, all_errors: bool) -> BaseException:
         for lookup in f.lookups:
             parts.append(lookup_error(lookup, f.host))
         if f.timeout_kind and not any(a.timeout_kind for a in f.attempts):
-            parts.append(timeout_error(f.timeout_kind, f.timeout_after, f"hev2: {f.message}"))
+            parts.append(timeout_error(f.timeout_kind, f.timeout_after, f.message))
         if not parts:
             parts.append(primary_error(f))  # type: ignore[arg-type]
         exc = ExceptionGroup("create_connection failed", parts)
-        exc.add_note(f"hev2: {f.message}")
+        exc.add_note(f.message)
     exc.hev2_failure = f  # type: ignore[attr-defined]
     return exc

@@ -1,0 +1,36 @@
+"""Shared set-up: import the package from this checkout and find the library.
+
+The tests need build/libhev2.so (`make build`); mk/python.mk points
+HEV2_LIBRARY at it. Without it the tests fail with the loader's message:
+they are never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE.parent / "src"
+REPO = HERE.parents[2]
+sys.path.insert(0, str(SRC))
+sys.path.insert(0, str(HERE))
+os.environ.setdefault("HEV2_LIBRARY", str(REPO / "build" / "libhev2.so"))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def library_loaded() -> None:
+    import hev2
+
+    hev2.init()  # the Go runtime's start-up, paid once before any measurement
+
+
+def child_env() -> dict[str, str]:
+    """Environment for a child Python that imports this checkout's package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SRC), str(HERE)])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env

@@ -1,0 +1,119 @@
+"""hev2.create_connection on loopback: what it returns and how it races."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import time
+
+import pytest
+
+import hev2
+from loopback import blackhole, fd_count, listener, refusing
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+def test_connects_to_a_literal_and_returns_a_real_socket(host):
+    with listener(host) as port:
+        with hev2.create_connection((host, port)) as s:
+            assert isinstance(s, socket.socket)
+            assert s.getpeername()[:2] == (host, port)
+            assert (s.type, s.proto) == (socket.SOCK_STREAM, socket.IPPROTO_TCP)
+            s.sendall(b"ping")  # a usable, connected stream
+
+
+def test_same_mode_and_timeout_as_socket_create_connection():
+    old = socket.getdefaulttimeout()
+    try:
+        with listener("127.0.0.1") as port:
+            for default in (None, 4.0):
+                socket.setdefaulttimeout(default)
+                for timeout in (socket._GLOBAL_DEFAULT_TIMEOUT, None, 0, 2.5):
+                    if timeout == 0:
+                        # socket's connect() itself fails with EINPROGRESS
+                        # then; hev2 connects and hands back the same mode.
+                        want = (0.0, False)
+                    else:
+                        with socket.create_connection(("127.0.0.1", port), timeout) as plain:
+                            want = (plain.gettimeout(), plain.getblocking())
+                    with hev2.create_connection(("127.0.0.1", port), timeout) as s:
+                        assert (s.gettimeout(), s.getblocking()) == want, (default, timeout)
+                        # and the fd really is in that mode (not just the object)
+                        nonblocking = bool(fcntl.fcntl(s.fileno(), fcntl.F_GETFL) & os.O_NONBLOCK)
+                        assert nonblocking == (s.gettimeout() is not None)
+    finally:
+        socket.setdefaulttimeout(old)
+
+
+def test_static_name_races_both_families_and_ipv6_wins():
+    with listener("::1") as port6:
+        # The same port on 127.0.0.1, listening too.
+        with socket.socket() as l4:
+            l4.bind(("127.0.0.1", port6))
+            l4.listen(8)
+            with hev2.create_connection(("both.test", port6), hosts={"both.test": ["127.0.0.1", "::1"]}) as s:
+                assert s.family == socket.AF_INET6  # RFC 6724: ::1 before 127.0.0.1
+
+
+def test_blackholed_ipv6_falls_back_to_ipv4_after_the_attempt_delay():
+    with blackhole("::1") as port:
+        with socket.socket() as l4:
+            l4.bind(("127.0.0.1", port))
+            l4.listen(8)
+            start = time.monotonic()
+            with hev2.create_connection(
+                ("hole.test", port), hosts={"hole.test": ["::1", "127.0.0.1"]}, connection_attempt_delay=0.1
+            ) as s:
+                elapsed = time.monotonic() - start
+                assert s.getpeername()[0] == "127.0.0.1"
+            # The mechanism: IPv4 started after the 0.1 s delay, not after a
+            # connect timeout (socket.create_connection would hang here).
+            assert 0.09 <= elapsed < 2.0
+
+
+def test_family_restriction():
+    with listener("127.0.0.1") as port:
+        with socket.socket(socket.AF_INET6) as l6:
+            l6.bind(("::1", port))
+            l6.listen(8)
+            hosts = {"two.test": ["::1", "127.0.0.1"]}
+            with hev2.create_connection(("two.test", port), hosts=hosts, family=socket.AF_INET) as s:
+                assert s.family == socket.AF_INET
+            with hev2.create_connection(("two.test", port), hosts=hosts, family=socket.AF_INET6) as s:
+                assert s.family == socket.AF_INET6
+
+
+def test_source_address_is_bound():
+    with listener("127.0.0.1") as port:
+        with socket.socket() as spare:
+            spare.bind(("127.0.0.1", 0))
+            local_port = spare.getsockname()[1]
+        with hev2.create_connection(("127.0.0.1", port), source_address=("127.0.0.1", local_port)) as s:
+            assert s.getsockname() == ("127.0.0.1", local_port)
+
+
+def test_nodelay_and_keepalive_are_set():
+    with listener("127.0.0.1") as port:
+        with hev2.create_connection(("127.0.0.1", port)) as s:
+            assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+        with hev2.create_connection(("127.0.0.1", port), nodelay=True, keepalive=30) as s:
+            assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+            assert s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+            assert s.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 30
+
+
+def test_no_fd_or_handle_is_left_behind():
+    with listener("127.0.0.1") as port, refusing("::1") as closed:
+        before = fd_count()
+        for _ in range(50):
+            hev2.create_connection(("127.0.0.1", port)).close()
+            with pytest.raises(ConnectionRefusedError):
+                hev2.create_connection(("::1", closed))
+        assert fd_count() == before
+        assert hev2.stats()["handles_live"] == 0
+
+
+def test_library_facts():
+    assert hev2.library_version().startswith("1.")
+    assert hev2.library_path().endswith("libhev2.so")
