@@ -1,0 +1,149 @@
+// Package contract implements the command-line side of hev2's shared
+// scenario-client contract for Go clients (hev2-dial and the Go peers):
+//
+//	client [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
+//	       [--no-fast-fallback] [--family 4|6] [--resolver system|builtin] HOST PORT
+//
+// A client connects once, prints one line of JSON on stdout and exits 0 on
+// success, 1 on connection failure, 2 on usage error.
+package contract
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strconv"
+	"time"
+)
+
+// Exit statuses of the contract.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// Options are the contract's options and arguments.
+type Options struct {
+	ResolvTimeout, ConnectTimeout, OpenTimeout time.Duration
+	NoFastFallback                             bool
+	Family                                     int // 0 (both), 4 or 6
+	Resolver                                   string
+	Host                                       string
+	Port                                       uint16
+}
+
+// Parse reads the contract's command line. Any error is a usage error.
+func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
+	var o Options
+	fs := flag.NewFlagSet(prog, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	resolv := fs.Int("resolv-timeout", 0, "resolution timeout in ms (0: none)")
+	connect := fs.Int("connect-timeout", 0, "connect timeout in ms, from the last attempt's start (0: none)")
+	open := fs.Int("open-timeout", 0, "overall timeout in ms (0: none)")
+	fs.BoolVar(&o.NoFastFallback, "no-fast-fallback", false, "resolve both families, then try each address in turn")
+	fs.IntVar(&o.Family, "family", 0, "restrict to address family 4 or 6")
+	fs.StringVar(&o.Resolver, "resolver", "system", "system or builtin")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s [options] HOST PORT\n", prog)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() != 2 {
+		fs.Usage()
+		return o, errors.New("want HOST and PORT")
+	}
+	for _, t := range []struct {
+		name string
+		ms   int
+		dst  *time.Duration
+	}{{"resolv-timeout", *resolv, &o.ResolvTimeout}, {"connect-timeout", *connect, &o.ConnectTimeout}, {"open-timeout", *open, &o.OpenTimeout}} {
+		if t.ms < 0 {
+			return o, fmt.Errorf("--%s %d: must be >= 0", t.name, t.ms)
+		}
+		*t.dst = time.Duration(t.ms) * time.Millisecond
+	}
+	if o.Family != 0 && o.Family != 4 && o.Family != 6 {
+		return o, fmt.Errorf("--family %d: want 4 or 6", o.Family)
+	}
+	if o.Resolver != "system" && o.Resolver != "builtin" {
+		return o, fmt.Errorf("--resolver %q: want system or builtin", o.Resolver)
+	}
+	o.Host = fs.Arg(0)
+	if o.Host == "" {
+		return o, errors.New("empty HOST")
+	}
+	port, err := strconv.ParseUint(fs.Arg(1), 10, 16)
+	if err != nil || port == 0 {
+		return o, fmt.Errorf("PORT %q: want 1..65535", fs.Arg(1))
+	}
+	o.Port = uint16(port)
+	return o, nil
+}
+
+// Error is the contract's "error" object.
+type Error struct {
+	Errno   string `json:"errno"`
+	EAI     string `json:"eai"`
+	Timeout string `json:"timeout"`
+	Message string `json:"message"`
+}
+
+// Event is one entry of the optional "events" list.
+type Event struct {
+	AtMS   float64  `json:"at_ms"`
+	Kind   string   `json:"kind"`
+	Family string   `json:"family,omitempty"`
+	Addr   string   `json:"addr,omitempty"`
+	Addrs  []string `json:"addrs,omitempty"`
+	Error  string   `json:"error,omitempty"`
+}
+
+// Output is the contract's one JSON line.
+type Output struct {
+	OK        bool    `json:"ok"`
+	Address   string  `json:"address,omitempty"`
+	Family    string  `json:"family,omitempty"`
+	Port      int     `json:"port"`
+	ElapsedMS float64 `json:"elapsed_ms"`
+	Error     *Error  `json:"error,omitempty"`
+	Events    []Event `json:"events,omitempty"`
+}
+
+// Success fills an Output for a won connection.
+func Success(winner netip.AddrPort, elapsed time.Duration) Output {
+	fam := "ipv6"
+	if winner.Addr().Unmap().Is4() {
+		fam = "ipv4"
+	}
+	return Output{OK: true, Address: winner.Addr().Unmap().String(), Family: fam,
+		Port: int(winner.Port()), ElapsedMS: Millis(elapsed)}
+}
+
+// Failure fills an Output for a failed connection.
+func Failure(port uint16, e Error, elapsed time.Duration) Output {
+	return Output{Port: int(port), ElapsedMS: Millis(elapsed), Error: &e}
+}
+
+// Millis is d in milliseconds with microsecond precision.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Print writes the line and returns the exit status that goes with it.
+func (o Output) Print() int {
+	line, err := json.Marshal(o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "contract: encoding the result:", err)
+		return ExitFailure
+	}
+	fmt.Println(string(line))
+	if o.OK {
+		return ExitOK
+	}
+	return ExitFailure
+}

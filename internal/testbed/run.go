@@ -1,0 +1,193 @@
+package testbed
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ClientResult is the one JSON line of the scenario-client contract.
+type ClientResult struct {
+	OK        bool         `json:"ok"`
+	Address   string       `json:"address"`
+	Family    string       `json:"family"`
+	Port      int          `json:"port"`
+	ElapsedMS float64      `json:"elapsed_ms"`
+	Error     *ClientError `json:"error"`
+}
+
+// ClientError is the contract's "error" object.
+type ClientError struct {
+	Errno   string `json:"errno"`
+	EAI     string `json:"eai"`
+	Timeout string `json:"timeout"`
+	Message string `json:"message"`
+}
+
+// Verdict is how a row ended for one client.
+type Verdict uint8
+
+const (
+	Pass Verdict = iota
+	Fail
+	// Unsupported: the client answered 2 (usage error) to the row's options.
+	Unsupported
+	// Excluded: the row was left out on request (--exclude / --lacks).
+	Excluded
+)
+
+func (v Verdict) String() string {
+	return [...]string{"PASS", "FAIL", "UNSUPPORTED", "EXCLUDED"}[v]
+}
+
+// RowResult is one run of one row with one client.
+type RowResult struct {
+	Scenario Scenario
+	Verdict  Verdict
+	Reason   string // why it failed or was excluded
+	Exit     int
+	Result   *ClientResult
+	Wall     time.Duration // the whole `ip netns exec` process
+	Stderr   string
+}
+
+// Measured is the client's own elapsed time, or the wall time when the
+// client printed none.
+func (r RowResult) Measured() float64 {
+	if r.Result != nil && r.Result.ElapsedMS > 0 {
+		return r.Result.ElapsedMS
+	}
+	return float64(r.Wall) / float64(time.Millisecond)
+}
+
+// Outcome is what the client ended with, in a few words.
+func (r RowResult) Outcome() string {
+	if r.Result == nil {
+		return fmt.Sprintf("exit %d, no result", r.Exit)
+	}
+	if r.Result.OK {
+		return r.Result.Family + " " + r.Result.Address
+	}
+	e := r.Result.Error
+	if e == nil {
+		return "failed (no error object)"
+	}
+	var parts []string
+	for _, p := range []string{e.Errno, e.EAI, e.Timeout} {
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	return "fail " + strings.Join(parts, "/")
+}
+
+// RunRow runs client (the command words of a contract client) for row
+// inside the bed's client namespace and judges the result.
+func RunRow(ctx context.Context, bed *Bed, client []string, row Scenario) RowResult {
+	// A hung client is killed well past the row's gross bound.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(row.BoundMS)*time.Millisecond+5*time.Second)
+	defer cancel()
+	argv := append(append(append([]string{}, client...), row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
+	start := time.Now()
+	res, err := bed.Exec(ctx, argv...)
+	rr := RowResult{Scenario: row, Exit: res.ExitCode, Wall: time.Since(start), Stderr: res.Stderr}
+	if err != nil {
+		rr.Verdict, rr.Reason = Fail, err.Error()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			rr.Reason = fmt.Sprintf("client hung: killed after %v", rr.Wall.Round(time.Millisecond))
+		}
+		return rr
+	}
+	if res.ExitCode == 2 {
+		rr.Verdict = Unsupported
+		rr.Reason = "usage error: " + firstLine(res.Stderr)
+		return rr
+	}
+	rr.Result, err = parseResult(res.Stdout)
+	if err != nil {
+		rr.Verdict, rr.Reason = Fail, err.Error()+"; stderr: "+firstLine(res.Stderr)
+		return rr
+	}
+	rr.Verdict, rr.Reason = judge(row, res.ExitCode, rr.Result)
+	return rr
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// parseResult reads the last non-empty stdout line as the contract's JSON.
+func parseResult(stdout string) (*ClientResult, error) {
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	last := strings.TrimSpace(lines[len(lines)-1])
+	if last == "" {
+		return nil, errors.New("client printed no result line")
+	}
+	var r ClientResult
+	if err := json.Unmarshal([]byte(last), &r); err != nil {
+		return nil, fmt.Errorf("client result %q is not the contract's JSON: %v", last, err)
+	}
+	return &r, nil
+}
+
+// judge compares a client's result with the row's expectation and the
+// row's gross time bound.
+func judge(row Scenario, exit int, r *ClientResult) (Verdict, string) {
+	want := row.Want
+	if want.Winner.IsValid() {
+		if !r.OK || exit != 0 {
+			return Fail, fmt.Sprintf("want %s %v, got %s (exit %d)", want.Family(), want.Winner, describe(r), exit)
+		}
+		if r.Address != want.Winner.String() || r.Family != want.Family() {
+			return Fail, fmt.Sprintf("want winner %s %v, got %s %s", want.Family(), want.Winner, r.Family, r.Address)
+		}
+	} else {
+		if r.OK || exit != 1 {
+			return Fail, fmt.Sprintf("want failure %s, got %s (exit %d)", want, describe(r), exit)
+		}
+		e := r.Error
+		if e == nil {
+			return Fail, "failure without the contract's error object"
+		}
+		for _, c := range []struct{ field, want, got string }{
+			{"errno", want.Errno, e.Errno}, {"eai", want.EAI, e.EAI}, {"timeout", want.Timeout, e.Timeout},
+		} {
+			if c.want != "" && c.want != c.got {
+				return Fail, fmt.Sprintf("want %s %s, got %s (%s)", c.field, c.want, describe(r), e.Message)
+			}
+		}
+	}
+	if r.ElapsedMS > row.BoundMS {
+		return Fail, fmt.Sprintf("took %.0f ms, beyond the gross bound of %.0f ms", r.ElapsedMS, row.BoundMS)
+	}
+	return Pass, ""
+}
+
+func describe(r *ClientResult) string {
+	return RowResult{Result: r}.Outcome()
+}
+
+// commandWords splits a client command line on blanks (no shell quoting:
+// client commands are paths and flags).
+func commandWords(s string) []string { return strings.Fields(s) }
+
+// lookPathInBed is a clear error for a client that does not exist, before
+// every row fails with the same message.
+func checkClient(client []string) error {
+	if len(client) == 0 {
+		return errors.New("testbed: empty client command")
+	}
+	if _, err := exec.LookPath(client[0]); err != nil {
+		return fmt.Errorf("testbed: client %q: %w", client[0], err)
+	}
+	return nil
+}
