@@ -97,12 +97,13 @@ type Error struct {
 
 // Event is one entry of the optional "events" list.
 type Event struct {
-	AtMS   float64  `json:"at_ms"`
-	Kind   string   `json:"kind"`
-	Family string   `json:"family,omitempty"`
-	Addr   string   `json:"addr,omitempty"`
-	Addrs  []string `json:"addrs,omitempty"`
-	Error  string   `json:"error,omitempty"`
+	AtMS    float64  `json:"at_ms"`
+	Kind    string   `json:"kind"`
+	Family  string   `json:"family,omitempty"`
+	Addr    string   `json:"addr,omitempty"`
+	Addrs   []string `json:"addrs,omitempty"`
+	Timeout string   `json:"timeout,omitempty"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // Output is the contract's one JSON line.

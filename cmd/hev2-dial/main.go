@@ -1,0 +1,106 @@
+// Command hev2-dial is the Go-API scenario client: it connects once with
+// core.Dialer.Connect and prints the shared contract's JSON line.
+//
+//	hev2-dial [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
+//	          [--no-fast-fallback] [--family 4|6] [--resolver system|builtin] HOST PORT
+//
+// Exit status: 0 connected, 1 connection failure, 2 usage error. The
+// result's "events" list is the race's trace.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/testbed/contract"
+	"golang.org/x/sys/unix"
+)
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	o, err := contract.Parse("hev2-dial", os.Args[1:], os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hev2-dial:", err)
+		return contract.ExitUsage
+	}
+	resolver, err := newResolver(o.Resolver)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hev2-dial:", err)
+		return contract.ExitUsage
+	}
+	var trace traceLog
+	d := core.Dialer{
+		ResolvTimeout:       o.ResolvTimeout,
+		ConnectTimeout:      o.ConnectTimeout,
+		OpenTimeout:         o.OpenTimeout,
+		DisableFastFallback: o.NoFastFallback,
+		Family:              core.Family(o.Family),
+		Resolver:            resolver,
+		Trace:               trace.add,
+	}
+	start := time.Now()
+	res, err := d.Connect(context.Background(), o.Host, o.Port)
+	if errors.Is(err, core.ErrInvalidOptions) {
+		fmt.Fprintln(os.Stderr, "hev2-dial:", err)
+		return contract.ExitUsage
+	}
+	var out contract.Output
+	if err != nil {
+		elapsed := time.Since(start)
+		var ce *core.Error
+		if errors.As(err, &ce) {
+			elapsed = ce.Elapsed
+		}
+		out = contract.Failure(o.Port, describe(err), elapsed)
+	} else {
+		// The fd is ours: close it, we only measure the race.
+		unix.Close(res.FD)
+		out = contract.Success(res.Addr, res.Elapsed)
+	}
+	out.Events = trace.events()
+	return out.Print()
+}
+
+// traceLog collects the race's trace events for the "events" list.
+type traceLog struct {
+	mu  sync.Mutex
+	evs []core.TraceEvent
+}
+
+func (t *traceLog) add(ev core.TraceEvent) {
+	t.mu.Lock()
+	t.evs = append(t.evs, ev)
+	t.mu.Unlock()
+}
+
+func (t *traceLog) events() []contract.Event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]contract.Event, 0, len(t.evs))
+	for _, ev := range t.evs {
+		e := contract.Event{AtMS: contract.Millis(ev.At), Kind: ev.Kind.String()}
+		if ev.Family != core.FamilyUnspec {
+			e.Family = ev.Family.String()
+		}
+		if ev.Addr.IsValid() {
+			e.Addr = ev.Addr.Addr().String()
+		}
+		for _, a := range ev.Addrs {
+			e.Addrs = append(e.Addrs, a.String())
+		}
+		if ev.Timeout != core.TimeoutNone {
+			e.Timeout = ev.Timeout.String()
+		}
+		if ev.Err != nil {
+			e.Error = ev.Err.Error()
+		}
+		out = append(out, e)
+	}
+	return out
+}
