@@ -68,3 +68,15 @@ module Loopback
     Dir.children("/proc/self/fd").size
   end
 end
+
+module Loopback
+  module_function
+
+  # A socket bound to ip:port (for a second family on the same port).
+  def bound_socket_on(ip, port)
+    s = Socket.new(family_of(ip), :STREAM)
+    s.setsockopt(:SOCKET, :REUSEADDR, true)
+    s.bind(Addrinfo.tcp(ip, port))
+    s
+  end
+end
