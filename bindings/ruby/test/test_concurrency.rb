@@ -1,0 +1,162 @@
+# frozen_string_literal: true
+
+require "timeout"
+require_relative "helper"
+require_relative "fiber_scheduler"
+
+# The wait never holds the GVL, every kind of interrupt stops it at once and
+# leaves nothing behind, a Fiber scheduler sees it, and a forked child gets
+# an error instead of a hang.
+class TestConcurrency < Minitest::Test
+  include Helper
+
+  def with_blackhole(ip = "127.0.0.1")
+    srv, filler = Loopback.syn_dropping(ip)
+    yield Loopback.port_of(srv)
+  ensure
+    filler&.close
+    srv&.close
+  end
+
+  def test_other_threads_run_while_a_connection_is_pending
+    with_blackhole do |port|
+      count = 0
+      counting = true
+      counter = Thread.new { count += 1 while counting }
+      before = count
+      assert_raises(Errno::ETIMEDOUT) { Hev2.tcp("127.0.0.1", port, connect_timeout: 0.3) }
+      during = count - before
+      counting = false
+      counter.join
+      # A thread starved of the GVL would count (almost) nothing in 0.3 s.
+      assert_operator during, :>, 100_000, "the counting thread was starved during the wait"
+    end
+  end
+
+  def test_timeout_interrupts_at_once_and_leaves_nothing
+    with_blackhole("::1") do |port|
+      Hev2.init
+      fds = Loopback.open_fds
+      live = Hev2.stats[:handles_live]
+      t = elapsed do
+        assert_raises(Timeout::Error) { Timeout.timeout(0.1) { Hev2.tcp("::1", port) } }
+      end
+      assert_operator t, :<, 0.5, "Timeout.timeout(0.1) took #{t} s"
+      assert_nothing_left(fds, live)
+    end
+  end
+
+  class Stop < StandardError; end
+
+  def test_thread_raise_interrupts_and_leaves_nothing
+    with_blackhole do |port|
+      Hev2.init
+      fds = Loopback.open_fds
+      live = Hev2.stats[:handles_live]
+      th = Thread.new { Hev2.tcp("127.0.0.1", port) }
+      th.report_on_exception = false
+      sleep 0.1
+      t = elapsed do
+        th.raise(Stop, "stop")
+        assert_raises(Stop) { th.join }
+      end
+      assert_operator t, :<, 0.5
+      assert_nothing_left(fds, live)
+    end
+  end
+
+  def test_thread_kill_leaves_nothing
+    with_blackhole do |port|
+      Hev2.init
+      fds = Loopback.open_fds
+      live = Hev2.stats[:handles_live]
+      th = Thread.new { Hev2.tcp("127.0.0.1", port) }
+      sleep 0.1
+      assert_operator elapsed { th.kill.join }, :<, 0.5
+      refute th.alive?
+      assert_nothing_left(fds, live)
+    end
+  end
+
+  def test_many_threads_at_once
+    v6, v4, port = Loopback.dual_listeners
+    closing(v6, v4) do
+      threads = 20.times.map do |i|
+        Thread.new { Hev2.tcp(i.even? ? "::1" : "127.0.0.1", port) { |s| s.remote_address.ip_address } }
+      end
+      assert_equal 20, threads.map(&:value).size
+    end
+  end
+
+  def test_a_fiber_scheduler_runs_other_fibers_during_the_wait
+    srv6, filler = Loopback.syn_dropping("::1")
+    port = Loopback.port_of(srv6)
+    v4 = Loopback.bound_socket_on("127.0.0.1", port)
+    v4.listen(16)
+    closing(srv6, filler, v4) do
+      result = Thread.new do
+        scheduler = TinyScheduler.new
+        Fiber.set_scheduler(scheduler)
+        ticks = 0
+        ticks_when_connected = nil
+        winner = nil
+        Fiber.schedule do
+          Hev2.tcp("both.test", port, addresses: ["::1", "127.0.0.1"]) do |sock|
+            winner = sock.remote_address.ip_address
+            ticks_when_connected = ticks
+          end
+        end
+        Fiber.schedule do
+          30.times do
+            sleep 0.01
+            ticks += 1
+          end
+        end
+        scheduler.run
+        [winner, ticks_when_connected, scheduler.io_waits]
+      end.value
+      winner, ticks_when_connected, io_waits = result
+      assert_equal "127.0.0.1", winner
+      # The connection took one attempt delay (250 ms): the ticking fiber
+      # ran meanwhile.
+      assert_operator ticks_when_connected, :>=, 5
+      refute_empty io_waits, "Hev2.tcp did not wait through the scheduler"
+    end
+  end
+
+  def test_fork_child_gets_a_clear_error_not_a_hang
+    closing(Loopback.listener("127.0.0.1")) do |srv|
+      Hev2.tcp("127.0.0.1", Loopback.port_of(srv)).close # the parent used the library
+      reader, writer = IO.pipe
+      pid = fork do
+        reader.close
+        begin
+          Hev2.tcp("127.0.0.1", Loopback.port_of(srv))
+          writer.write("connected")
+        rescue Hev2::ForkedError => e
+          writer.write("ForkedError: #{e.message}")
+        rescue Exception => e # rubocop:disable Lint/RescueException
+          writer.write("#{e.class}: #{e.message}")
+        end
+        writer.close
+        exit!(0) # skip at_exit: minitest must not run again in the child
+      end
+      writer.close
+      status = nil
+      deadline = monotonic + 10
+      while monotonic < deadline
+        _, status = Process.wait2(pid, Process::WNOHANG)
+        break if status
+        sleep 0.02
+      end
+      unless status
+        Process.kill(:KILL, pid)
+        Process.wait(pid)
+        flunk "the forked child hung"
+      end
+      said = reader.read
+      reader.close
+      assert_match(/\AForkedError: .*fork/, said)
+    end
+  end
+end
