@@ -33,22 +33,33 @@ def parse_question(msg: bytes) -> tuple[int, int, str, int, int]:
 
 
 class DNSServer:
-    def __init__(self, zone: dict[str, dict[str, Iterable[str]]], silent: Iterable[tuple[str, str]] = ()) -> None:
+    def __init__(
+        self,
+        zone: dict[str, dict[str, Iterable[str]]],
+        silent: Iterable[tuple[str, str]] = (),
+        bind: tuple[str, int] = ("127.0.0.1", 0),
+    ) -> None:
         self.zone = {name.lower().rstrip("."): recs for name, recs in zone.items()}
         self.silent = {(n.lower(), t) for n, t in silent}
         self.queries: list[tuple[str, str]] = []
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind(bind)
         self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
         self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.stopping = False
 
     def __enter__(self) -> "DNSServer":
         self.thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.sock.close()
+        # Closing the socket does not wake a thread blocked in recvfrom on
+        # it: a datagram to itself does, and the flag makes it stop.
+        self.stopping = True
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as poke:
+            poke.sendto(b"", self.sock.getsockname())
         self.thread.join(timeout=5)
+        self.sock.close()
 
     def serve(self) -> None:
         while True:
@@ -56,6 +67,8 @@ class DNSServer:
                 msg, peer = self.sock.recvfrom(1500)
             except OSError:
                 return  # closed
+            if self.stopping:
+                return
             try:
                 reply = self.answer(msg)
             except (ValueError, IndexError, struct.error):

@@ -1,0 +1,151 @@
+"""Every exception class create_connection raises, each from a real cause:
+refused and blackholed loopback ports, a real DNS server answering NXDOMAIN
+or staying silent, and getaddrinfo really failing with EAI_SYSTEM."""
+
+from __future__ import annotations
+
+import errno
+import socket
+
+import pytest
+
+import hev2
+from isolated import run_json
+from loopback import blackhole, refusing
+
+
+
+
+def test_refused_is_connection_refused_error():
+    with refusing("127.0.0.1") as port:
+        with pytest.raises(ConnectionRefusedError) as info:
+            hev2.create_connection(("127.0.0.1", port))
+    e = info.value
+    assert e.errno == errno.ECONNREFUSED and e.strerror == "Connection refused"
+    assert e.hev2_failure.errno_name == "ECONNREFUSED"
+    assert any("127.0.0.1" in n for n in e.__notes__)
+
+
+def test_all_errors_gives_every_attempt():
+    with refusing("::1") as port:
+        with socket.socket() as s4:  # refusing on 127.0.0.1 too, same port
+            s4.bind(("127.0.0.1", port))
+            hosts = {"refusing.test": ["::1", "127.0.0.1"]}
+            with pytest.raises(ConnectionRefusedError):
+                hev2.create_connection(("refusing.test", port), hosts=hosts)
+            with pytest.raises(ExceptionGroup) as info:
+                hev2.create_connection(("refusing.test", port), hosts=hosts, all_errors=True)
+    group = info.value
+    assert [type(e) for e in group.exceptions] == [ConnectionRefusedError, ConnectionRefusedError]
+    assert [e.errno for e in group.exceptions] == [errno.ECONNREFUSED] * 2
+    shown = " ".join(n for e in group.exceptions for n in e.__notes__)
+    assert "[::1]" in shown and "127.0.0.1" in shown
+    # except* works on it, as for socket.create_connection(all_errors=True)
+    try:
+        raise group
+    except* ConnectionRefusedError as caught:
+        assert len(caught.exceptions) == 2
+
+
+def test_connect_timeout_is_timeout_error():
+    with blackhole("127.0.0.1") as port:
+        with pytest.raises(TimeoutError) as info:
+            hev2.create_connection(("127.0.0.1", port), connect_timeout=0.2)
+    e = info.value
+    assert isinstance(e, socket.timeout) and isinstance(e, OSError)
+    assert (e.errno, e.timeout_kind) == (errno.ETIMEDOUT, "connect_timeout")
+    assert e.hev2_failure.errno_name == "ETIMEDOUT"
+
+
+def test_socket_timeout_bounds_the_connection_like_socket_does():
+    with blackhole("127.0.0.1") as port:
+        with pytest.raises(TimeoutError) as info:
+            hev2.create_connection(("127.0.0.1", port), 0.2)
+    assert info.value.timeout_kind == "connect_timeout"
+
+
+def test_open_timeout_and_all_errors_with_a_timeout():
+    with blackhole("::1") as port:
+        with pytest.raises(TimeoutError) as info:
+            hev2.create_connection(("::1", port), open_timeout=0.2)
+        assert info.value.timeout_kind == "open_timeout"
+        with pytest.raises(ExceptionGroup) as group:
+            hev2.create_connection(("::1", port), open_timeout=0.2, all_errors=True)
+    assert all(isinstance(e, TimeoutError) for e in group.value.exceptions)
+
+
+RESOLVER_CHILD = """
+import json, socket, time, hev2
+from dns_server import DNSServer
+from loopback import listener
+out = {}
+zone = {"v4only.test": {"A": ["127.0.0.1"]}, "noaaaa.test": {"A": ["127.0.0.1"]}}
+silent = [("noaaaa.test", "AAAA"), ("dead.test", "A"), ("dead.test", "AAAA")]
+with listener("127.0.0.1") as port, DNSServer(zone, silent, bind=("127.0.0.1", 53)):
+    def attempt(name, **kw):
+        start = time.monotonic()
+        try:
+            hev2.create_connection((name, port), resolver="system", **kw).close()
+            r = {"ok": True}
+        except OSError as e:
+            r = {"type": type(e).__name__, "errno": e.errno, "gai": isinstance(e, socket.gaierror),
+                 "timeout_kind": getattr(e, "timeout_kind", None)}
+        r["elapsed"] = time.monotonic() - start
+        return r
+    out["nxdomain"] = attempt("nx.test")
+    out["silent_aaaa"] = attempt("noaaaa.test")
+    out["resolv_timeout"] = attempt("dead.test", resolv_timeout=0.3)
+print(json.dumps(out))
+"""
+
+
+def test_resolution_errors_through_the_system_resolver(tmp_path):
+    # glibc would wait 5 s x 2 for a silent server: the timeouts below must
+    # come from hev2, not from the resolver giving up.
+    out = run_json(tmp_path, RESOLVER_CHILD, resolv="nameserver 127.0.0.1\noptions timeout:5 attempts:2\n")
+    assert out["nxdomain"]["type"] == "gaierror" and out["nxdomain"]["errno"] == socket.EAI_NONAME
+    # AAAA never answered: A's address is used after the resolution delay,
+    # not after glibc's 10 s (which socket.create_connection would wait).
+    assert out["silent_aaaa"]["ok"] and out["silent_aaaa"]["elapsed"] < 2
+    assert out["resolv_timeout"]["type"] == "TimeoutError"
+    assert out["resolv_timeout"]["timeout_kind"] == "resolv_timeout"
+    assert 0.25 < out["resolv_timeout"]["elapsed"] < 3
+
+
+EAI_SYSTEM_CHILD = """
+import json, os, resource, socket, hev2
+# Start the library's machinery first (runtime, poller, resolver set-up):
+# what is measured below is getaddrinfo itself running out of fds.
+try:
+    hev2.create_connection(("warm-up.test", 80), resolver="system")
+except OSError:
+    pass
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+held = []
+try:
+    while True:
+        held.append(os.open("/dev/null", os.O_RDONLY))
+except OSError as e:
+    assert e.errno == 24
+try:
+    hev2.create_connection(("eai-system.test", 80), resolver="system")
+    r = {"ok": True}
+except OSError as e:
+    f = e.hev2_failure
+    r = {"type": type(e).__name__, "errno": e.errno, "eai": getattr(e, "eai", None), "gai": isinstance(e, socket.gaierror),
+         "failure_eai": f.eai, "errno_name": f.errno_name, "eai_name": f.eai_name,
+         "lookups": [(l.eai, l.errno) for l in f.lookups]}
+for fd in held:
+    os.close(fd)
+print(json.dumps(r))
+"""
+
+
+def test_eai_system_raises_oserror_with_the_resolver_threads_errno(tmp_path):
+    r = run_json(tmp_path, EAI_SYSTEM_CHILD)
+    eai_system = getattr(socket, "EAI_SYSTEM", -11)
+    assert r["type"] == "OSError" and not r["gai"]
+    assert r["errno"] == errno.EMFILE, r  # captured on the getaddrinfo thread
+    assert r["eai"] == eai_system and r["failure_eai"] == eai_system
+    assert (r["errno_name"], r["eai_name"]) == ("EMFILE", "EAI_SYSTEM")
+    assert [errno.EMFILE, errno.EMFILE] == [e for _, e in r["lookups"]]
