@@ -1,0 +1,259 @@
+package main
+
+/*
+#include "internal.h"
+*/
+import "C"
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/core"
+)
+
+//export hev2go_connect
+func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options, out *C.hev2_conn) (rc C.int) {
+	defer guard(&rc)
+	h, err := convertHost(host, hostLen)
+	if err != nil {
+		return C.int(codeOf(err))
+	}
+	if port == nil {
+		return C.HEV2_EPORT
+	}
+	p, err := core.ParsePort(cString(port, 64))
+	if err != nil {
+		return C.HEV2_EPORT
+	}
+	co, err := convertOptions(o)
+	if err != nil {
+		return C.int(codeOf(err))
+	}
+	if !reserveSlot() {
+		return C.HEV2_ECAPACITY
+	}
+	c := &conn{
+		id: lastID.Add(1), host: h, port: p, start: time.Now(), opts: co,
+		done: make(chan struct{}), gone: make(chan struct{}), published: make(chan struct{}),
+		efd: -1,
+	}
+	if co.recordEvents {
+		co.dialer.Trace = c.record
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	created.Add(1)
+	insert(c)
+	*out = C.hev2_conn(c.id)
+	go c.run(ctx)
+	// Only now may the callback fire: the caller has its id.
+	close(c.published)
+	return C.HEV2_OK
+}
+
+// convertHost applies the header's host rules: not NULL, not empty, no NUL
+// byte, at most 253 characters (brackets around an IPv6 literal excluded).
+func convertHost(host *C.char, n C.size_t) (string, error) {
+	if host == nil {
+		return "", fail(statusHost, "host is NULL")
+	}
+	if n > C.HEV2_MAX_HOSTLEN+2 {
+		return "", fail(statusHost, "host longer than %d characters", C.HEV2_MAX_HOSTLEN)
+	}
+	s := C.GoStringN(host, C.int(n))
+	if strings.IndexByte(s, 0) >= 0 {
+		return "", fail(statusHost, "host contains a NUL byte")
+	}
+	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		s = s[1 : len(s)-1]
+	}
+	if s == "" || len(s) > C.HEV2_MAX_HOSTLEN {
+		return "", fail(statusHost, "host must have 1 to %d characters", C.HEV2_MAX_HOSTLEN)
+	}
+	return s, nil
+}
+
+func (c *conn) record(ev core.TraceEvent) {
+	c.mu.Lock()
+	c.events = append(c.events, ev)
+	c.mu.Unlock()
+}
+
+// run races the connection, publishes the outcome, then notifies.
+func (c *conn) run(ctx context.Context) {
+	res, err := c.opts.dialer.Connect(ctx, c.host, c.port)
+	c.cancel()
+
+	c.mu.Lock()
+	if res != nil && (c.canceled || c.released) {
+		// A cancel that raced the win: the caller said it no longer wants
+		// the connection, so it is closed here and never handed over.
+		unix.Close(res.FD)
+		res = nil
+	}
+	c.res, c.err = res, err
+	c.out = outcomeOf(err, c.canceled && res == nil)
+	switch {
+	case res != nil:
+		c.elapsed = res.Elapsed
+	case err != nil:
+		c.elapsed = elapsedOf(err, time.Since(c.start))
+	}
+	c.finished = true
+	close(c.done)
+	if c.efd >= 0 {
+		C.hev2c_eventfd_signal(C.int(c.efd))
+	}
+	c.mu.Unlock()
+	running.Add(-1)
+
+	<-c.published
+	if c.opts.doneFn != 0 {
+		callbacksFired.Add(1)
+		C.hev2c_call_done_u(C.uintptr_t(c.opts.doneFn), C.hev2_conn(c.id), C.int(c.out.status), C.uintptr_t(c.opts.doneData))
+	}
+	if c.opts.job != 0 {
+		C.hev2_job_trigger(c.opts.job)
+	}
+}
+
+func elapsedOf(err error, fallback time.Duration) time.Duration {
+	if ce, ok := err.(*core.Error); ok && ce.Elapsed > 0 {
+		return ce.Elapsed
+	}
+	return fallback
+}
+
+//export hev2go_wait
+func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
+	defer guard(&rc)
+	if timeoutMS < -1 || int64(timeoutMS) > C.HEV2_MAX_TIMEOUT_MS {
+		return C.HEV2_EINVAL
+	}
+	c := lookup(id)
+	if c == nil {
+		return C.HEV2_EHANDLE
+	}
+	var expired <-chan time.Time
+	switch {
+	case timeoutMS == 0:
+		select {
+		case <-c.done:
+			return C.HEV2_OK
+		default:
+			return C.HEV2_EAGAIN
+		}
+	case timeoutMS > 0:
+		t := time.NewTimer(time.Duration(timeoutMS) * time.Millisecond)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-c.done:
+		return C.HEV2_OK
+	case <-c.gone:
+		return C.HEV2_EHANDLE
+	case <-expired:
+		return C.HEV2_EAGAIN
+	}
+}
+
+//export hev2go_fd
+func hev2go_fd(id C.hev2_conn) (rc C.int) {
+	defer guard(&rc)
+	c := lookup(id)
+	if c == nil {
+		return C.HEV2_EHANDLE
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.released {
+		return C.HEV2_EHANDLE
+	}
+	if c.efd < 0 {
+		fd := C.hev2c_eventfd_new()
+		if fd < 0 {
+			return C.HEV2_ESYSTEM
+		}
+		c.efd = int(fd)
+		if c.finished {
+			C.hev2c_eventfd_signal(fd)
+		}
+	}
+	return C.int(c.efd)
+}
+
+//export hev2go_cancel
+func hev2go_cancel(id C.hev2_conn) (rc C.int) {
+	defer guard(&rc)
+	c := lookup(id)
+	if c == nil {
+		return C.HEV2_EHANDLE
+	}
+	c.mu.Lock()
+	if !c.finished {
+		c.canceled = true
+		c.cancel()
+	}
+	c.mu.Unlock()
+	return C.HEV2_OK
+}
+
+//export hev2go_release
+func hev2go_release(id C.hev2_conn) (rc C.int) {
+	defer guard(&rc)
+	if id == 0 {
+		return C.HEV2_OK
+	}
+	c := remove(id)
+	if c == nil {
+		return C.HEV2_EHANDLE
+	}
+	c.mu.Lock()
+	c.released = true
+	close(c.gone)
+	if !c.finished {
+		c.canceled = true
+		c.cancel()
+	} else if c.res != nil && !c.fdTaken {
+		unix.Close(c.res.FD)
+	}
+	if c.efd >= 0 {
+		unix.Close(c.efd)
+		c.efd = -1
+	}
+	c.mu.Unlock()
+	return C.HEV2_OK
+}
+
+//export hev2go_init
+func hev2go_init() (rc C.int) {
+	defer guard(&rc)
+	return C.HEV2_OK
+}
+
+//export hev2go_set_max_handles
+func hev2go_set_max_handles(n C.int) (rc C.int) {
+	defer guard(&rc)
+	if n < 1 || n > 1000000 {
+		return C.HEV2_EINVAL
+	}
+	maxRunning.Store(int64(n))
+	return C.HEV2_OK
+}
+
+//export hev2go_stats
+func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
+	defer guard(&rc)
+	s.handles_created = C.uint64_t(created.Load())
+	s.handles_live = C.uint64_t(liveCount())
+	s.handles_running = C.uint64_t(running.Load())
+	s.max_handles = C.uint64_t(maxRunning.Load())
+	s.over_capacity = C.uint64_t(overCapacity.Load())
+	s.callbacks_fired = C.uint64_t(callbacksFired.Load())
+	return C.HEV2_OK
+}

@@ -1,0 +1,102 @@
+package main
+
+/*
+#include "internal.h"
+*/
+import "C"
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hev2/hev2/core"
+)
+
+// conn is one handle. Its id is never reused (a 64-bit counter), so a stale
+// id can only miss the table, never reach a newer connection.
+type conn struct {
+	id     uint64
+	host   string
+	port   uint16
+	start  time.Time
+	opts   *connOptions
+	cancel context.CancelFunc
+
+	done      chan struct{} // closed once the outcome is known
+	gone      chan struct{} // closed by hev2_release
+	published chan struct{} // closed once hev2_connect has returned the id
+
+	mu       sync.Mutex
+	finished bool
+	canceled bool
+	released bool
+	fdTaken  bool
+	efd      int // hev2_fd's eventfd, -1 until asked for
+	res      *core.Result
+	err      error
+	out      outcome
+	elapsed  time.Duration
+	events   []core.TraceEvent
+}
+
+// table holds the live (not yet released) handles.
+var table = struct {
+	sync.Mutex
+	m map[uint64]*conn
+}{m: map[uint64]*conn{}}
+
+var (
+	lastID         atomic.Uint64
+	running        atomic.Int64
+	maxRunning     atomic.Int64
+	created        atomic.Uint64
+	overCapacity   atomic.Uint64
+	callbacksFired atomic.Uint64
+)
+
+func init() { maxRunning.Store(C.HEV2_DEFAULT_MAX_HANDLES) }
+
+// reserveSlot counts a running handle, or refuses when the cap is reached:
+// a library must never let its host reach Go's 10,000-thread abort.
+func reserveSlot() bool {
+	for {
+		n := running.Load()
+		if n >= maxRunning.Load() {
+			overCapacity.Add(1)
+			return false
+		}
+		if running.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+func lookup(id C.hev2_conn) *conn {
+	table.Lock()
+	defer table.Unlock()
+	return table.m[uint64(id)]
+}
+
+func insert(c *conn) {
+	table.Lock()
+	table.m[c.id] = c
+	table.Unlock()
+}
+
+// remove takes c out of the table; only the first caller gets it, so a
+// double release is an error, never a double free.
+func remove(id C.hev2_conn) *conn {
+	table.Lock()
+	defer table.Unlock()
+	c := table.m[uint64(id)]
+	delete(table.m, uint64(id))
+	return c
+}
+
+func liveCount() int {
+	table.Lock()
+	defer table.Unlock()
+	return len(table.m)
+}

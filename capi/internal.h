@@ -1,0 +1,39 @@
+/* Declarations shared by the C side of capi (the public shims, the job
+ * machinery, the fork check) and the Go side (through cgo's preamble).
+ * Nothing here is exported: the version script keeps only hev2.h's API. */
+#ifndef HEV2_CAPI_INTERNAL_H
+#define HEV2_CAPI_INTERNAL_H
+
+#include "hev2.h"
+
+/* The smallest sizes the library accepts in a caller's size field: the
+ * structs as version 1.0 of the header defined them. They never change;
+ * later fields are appended after these. */
+#define HEV2_OPTIONS_SIZE_V1 sizeof(hev2_options)
+#define HEV2_RESULT_SIZE_V1  sizeof(hev2_result_info)
+#define HEV2_ATTEMPT_SIZE_V1 sizeof(hev2_attempt_info)
+#define HEV2_EVENT_SIZE_V1   sizeof(hev2_event_info)
+#define HEV2_STATS_SIZE_V1   sizeof(hev2_stats_info)
+
+/* fork_check.c */
+int hev2c_forked(void);
+
+/* jobs.c: trigger without the public argument checks' overhead is the same
+ * function; these give the counters to hev2_stats. */
+uint64_t hev2c_jobs_registered(void);
+uint64_t hev2c_jobs_triggered(void);
+uint64_t hev2c_jobs_run(void);
+
+/* sys.c: raw system calls, each retrying EINTR. */
+int hev2c_eventfd_new(void);             /* -1 and errno on failure */
+void hev2c_eventfd_signal(int fd);       /* makes fd readable */
+
+/* glue.c: what Go cannot do itself (call a C function pointer, fill a
+ * union-laden struct). */
+uintptr_t hev2c_done_fn_of(const hev2_options *o);
+uintptr_t hev2c_done_data_of(const hev2_options *o);
+void hev2c_call_done_u(uintptr_t fn, hev2_conn c, int status, uintptr_t data);
+void hev2c_fill_sockaddr(hev2_result_info *r, const unsigned char *addr,
+                         int addr_len, int port, uint32_t scope_id);
+
+#endif

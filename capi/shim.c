@@ -1,0 +1,213 @@
+/* The public symbols of libhev2.so (the version script exports these and
+ * nothing else). Each one that needs Go first checks, in C, that this is
+ * not a fork child (see fork_check.c), then handles what is cheaper and
+ * safer in C — the size-versioned structs, the thread-local errmsg buffer —
+ * and calls the Go export. Pure-C functions never enter Go. */
+#include <errno.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+#include "internal.h"
+
+/* A size field beyond this is garbage (an uninitialised struct), not a
+ * future version: refuse it rather than read that far. */
+#define HEV2_MAX_STRUCT_SIZE 4096
+
+#define CHECK_FORK()                                                           \
+	do {                                                                   \
+		if (hev2c_forked())                                            \
+			return HEV2_EFORKED;                                   \
+	} while (0)
+
+int hev2_version(void) { return HEV2_VERSION_NUM; }
+
+int hev2_init(void)
+{
+	CHECK_FORK();
+	return hev2go_init();
+}
+
+int hev2_set_max_handles(int max)
+{
+	CHECK_FORK();
+	return hev2go_set_max_handles(max);
+}
+
+/* out_begin checks a caller's size-versioned output struct. */
+static int out_begin(const size_t *size_field, size_t v1)
+{
+	if (!size_field)
+		return HEV2_EINVAL;
+	if (*size_field < v1 || *size_field > HEV2_MAX_STRUCT_SIZE)
+		return HEV2_EINVAL;
+	return HEV2_OK;
+}
+
+/* out_end copies the library's full struct into the caller's, which may be
+ * smaller (older header) or larger (newer header: the unknown tail is
+ * zeroed); the caller's size field is kept. */
+static void out_end(void *dst, const void *src, size_t ours)
+{
+	size_t theirs = *(const size_t *)dst;
+	size_t n = theirs < ours ? theirs : ours;
+	memcpy((char *)dst + sizeof(size_t), (const char *)src + sizeof(size_t),
+	       n - sizeof(size_t));
+	if (theirs > ours)
+		memset((char *)dst + ours, 0, theirs - ours);
+}
+
+int hev2_stats(hev2_stats_info *s)
+{
+	int rc = out_begin(s ? &s->size : NULL, HEV2_STATS_SIZE_V1);
+	if (rc)
+		return rc;
+	CHECK_FORK();
+	hev2_stats_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	rc = hev2go_stats(&mine);
+	if (rc)
+		return rc;
+	mine.jobs_registered = hev2c_jobs_registered();
+	mine.jobs_triggered = hev2c_jobs_triggered();
+	mine.jobs_run = hev2c_jobs_run();
+	out_end(s, &mine, sizeof mine);
+	return HEV2_OK;
+}
+
+int hev2_options_init(hev2_options *o)
+{
+	if (!o)
+		return HEV2_EINVAL;
+	memset(o, 0, sizeof *o);
+	o->size = sizeof *o;
+	o->fast_fallback = 1;
+	o->family = AF_UNSPEC;
+	o->resolver = HEV2_RESOLVER_DEFAULT;
+	return HEV2_OK;
+}
+
+/* options_in copies a caller's options (NULL: defaults) into a full-size
+ * struct: a smaller size is refused (there is no older version yet), a
+ * larger one is accepted only if the fields this library does not know are
+ * all zero (asking for nothing it cannot give). */
+static int options_in(const hev2_options *o, hev2_options *mine)
+{
+	hev2_options_init(mine);
+	if (!o)
+		return HEV2_OK;
+	if (o->size < HEV2_OPTIONS_SIZE_V1 || o->size > HEV2_MAX_STRUCT_SIZE)
+		return HEV2_EOPTIONS;
+	for (size_t i = sizeof *mine; i < o->size; i++)
+		if (((const unsigned char *)o)[i] != 0)
+			return HEV2_EOPTIONS;
+	memcpy(mine, o, sizeof *mine);
+	mine->size = sizeof *mine;
+	return HEV2_OK;
+}
+
+int hev2_connect_len(const char *host, size_t host_len, const char *port,
+                     const hev2_options *o, hev2_conn *out)
+{
+	if (!out)
+		return HEV2_EINVAL;
+	*out = 0;
+	CHECK_FORK();
+	hev2_options mine;
+	int rc = options_in(o, &mine);
+	if (rc)
+		return rc;
+	return hev2go_connect((char *)host, host_len, (char *)port, &mine, out);
+}
+
+int hev2_connect(const char *host, const char *port, const hev2_options *o,
+                 hev2_conn *out)
+{
+	/* Bounded: a huge string is refused as too long without reading it all. */
+	size_t n = host ? strnlen(host, HEV2_MAX_HOSTLEN + 8) : 0;
+	return hev2_connect_len(host, n, port, o, out);
+}
+
+int hev2_wait(hev2_conn c, int timeout_ms)
+{
+	CHECK_FORK();
+	return hev2go_wait(c, timeout_ms);
+}
+
+int hev2_fd(hev2_conn c)
+{
+	CHECK_FORK();
+	return hev2go_fd(c);
+}
+
+int hev2_cancel(hev2_conn c)
+{
+	CHECK_FORK();
+	return hev2go_cancel(c);
+}
+
+int hev2_release(hev2_conn c)
+{
+	CHECK_FORK();
+	return hev2go_release(c);
+}
+
+int hev2_result(hev2_conn c, hev2_result_info *r)
+{
+	int rc = out_begin(r ? &r->size : NULL, HEV2_RESULT_SIZE_V1);
+	if (rc)
+		return rc;
+	CHECK_FORK();
+	hev2_result_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	rc = hev2go_result(c, &mine);
+	if (rc)
+		return rc;
+	out_end(r, &mine, sizeof mine);
+	return HEV2_OK;
+}
+
+int hev2_get_attempt(hev2_conn c, int i, hev2_attempt_info *a)
+{
+	int rc = out_begin(a ? &a->size : NULL, HEV2_ATTEMPT_SIZE_V1);
+	if (rc)
+		return rc;
+	CHECK_FORK();
+	hev2_attempt_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	rc = hev2go_get_attempt(c, i, &mine);
+	if (rc)
+		return rc;
+	out_end(a, &mine, sizeof mine);
+	return HEV2_OK;
+}
+
+int hev2_get_event(hev2_conn c, int i, hev2_event_info *e)
+{
+	int rc = out_begin(e ? &e->size : NULL, HEV2_EVENT_SIZE_V1);
+	if (rc)
+		return rc;
+	CHECK_FORK();
+	hev2_event_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	rc = hev2go_get_event(c, i, &mine);
+	if (rc)
+		return rc;
+	out_end(e, &mine, sizeof mine);
+	return HEV2_OK;
+}
+
+const char *hev2_errmsg(hev2_conn c)
+{
+	static __thread char buf[HEV2_ERRMSGLEN];
+	if (hev2c_forked())
+		return hev2_strerror(HEV2_EFORKED);
+	buf[0] = 0;
+	int rc = hev2go_errmsg(c, buf, sizeof buf);
+	if (rc)
+		return hev2_strerror(rc);
+	return buf;
+}

@@ -1,0 +1,399 @@
+/*
+ * hev2-connect — connect once with libhev2 and show how the race went.
+ *
+ *   hev2-connect [options] HOST PORT
+ *
+ * Prints a one-line summary (or, with --json, the scenario-client JSON line)
+ * and exits 0 when connected, 1 when the connection failed, 2 on a usage
+ * error. -v prints the race as a timeline. Ctrl-C cancels the connection
+ * cleanly: the signal handler only triggers a postponed job, and the job
+ * (run from the main loop, a safe point) calls hev2_cancel.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "hev2.h"
+
+enum { EXIT_CONNECTED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+
+static const char usage_text[] =
+	"usage: hev2-connect [options] HOST PORT\n"
+	"  -v, --verbose                 print the race as a timeline\n"
+	"      --json                    print one JSON line (scenario-client format)\n"
+	"      --resolve NAME:ADDR[,ADDR]  static addresses for NAME (repeatable)\n"
+	"      --resolver system|builtin|default\n"
+	"      --nameserver IP[:PORT]    built-in resolver's server (repeatable)\n"
+	"      --resolv-timeout MS       --connect-timeout MS   --open-timeout MS\n"
+	"      --resolution-delay MS     (RFC 8305 default 50)\n"
+	"      --attempt-delay MS        connection attempt delay (default 250)\n"
+	"      --first-family-count N    (default 1)\n"
+	"      --family 4|6              only IPv4 or only IPv6\n"
+	"      --local ADDR              bind to this local address\n"
+	"      --local-port PORT\n"
+	"      --no-fast-fallback        serial attempts (Socket.tcp fast_fallback: false)\n"
+	"      --nodelay                 TCP_NODELAY on the socket\n"
+	"      --keepalive MS            SO_KEEPALIVE with this idle time\n"
+	"      --blocking                return the socket in blocking mode\n"
+	"  -h, --help\n";
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "hev2-connect: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n%s", usage_text);
+	exit(EXIT_USAGE);
+}
+
+/* parse_int accepts a whole decimal number within [lo, hi]. */
+static int parse_int(const char *flag, const char *s, long lo, long hi)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi) {
+		fprintf(stderr, "hev2-connect: %s: bad value '%s' (want %ld..%ld)\n", flag, s, lo, hi);
+		fprintf(stderr, "%s", usage_text);
+		exit(EXIT_USAGE);
+	}
+	return (int)v;
+}
+
+/* append joins repeated flags into one option string. */
+static char *append(char *list, const char *item, const char *sep)
+{
+	size_t n = list ? strlen(list) : 0;
+	char *s = realloc(list, n + strlen(sep) + strlen(item) + 1);
+	if (!s) {
+		perror("hev2-connect");
+		exit(EXIT_FAILED);
+	}
+	if (n)
+		strcpy(s + n, sep), n += strlen(sep);
+	strcpy(s + n, item);
+	return s;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static const char *family_name(int af)
+{
+	return af == AF_INET6 ? "ipv6" : af == AF_INET ? "ipv4" : "";
+}
+
+static const char *eai_name(int eai)
+{
+	switch (eai) {
+	case 0: return "";
+	case EAI_BADFLAGS: return "EAI_BADFLAGS";
+	case EAI_NONAME: return "EAI_NONAME";
+	case EAI_AGAIN: return "EAI_AGAIN";
+	case EAI_FAIL: return "EAI_FAIL";
+	case EAI_NODATA: return "EAI_NODATA";
+	case EAI_FAMILY: return "EAI_FAMILY";
+	case EAI_SOCKTYPE: return "EAI_SOCKTYPE";
+	case EAI_SERVICE: return "EAI_SERVICE";
+	case EAI_ADDRFAMILY: return "EAI_ADDRFAMILY";
+	case EAI_MEMORY: return "EAI_MEMORY";
+	case EAI_SYSTEM: return "EAI_SYSTEM";
+	case EAI_OVERFLOW: return "EAI_OVERFLOW";
+	}
+	return "EAI_UNKNOWN";
+}
+
+static const char *errno_name(int e)
+{
+	const char *n = e ? strerrorname_np(e) : NULL;
+	return n ? n : "";
+}
+
+static const char *timeout_name(int t)
+{
+	switch (t) {
+	case HEV2_TIMEOUT_RESOLV: return "resolv_timeout";
+	case HEV2_TIMEOUT_CONNECT: return "connect_timeout";
+	case HEV2_TIMEOUT_OPEN: return "open_timeout";
+	}
+	return "";
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+static void print_timeline(FILE *f, hev2_conn c, const hev2_result_info *r)
+{
+	for (int i = 0; i < r->n_events; i++) {
+		hev2_event_info e = {.size = sizeof e};
+		if (hev2_get_event(c, i, &e) != HEV2_OK)
+			continue;
+		fprintf(f, "%9.3f ms  %-17s", e.at_ms, hev2_event_name(e.kind));
+		switch (e.kind) {
+		case HEV2_EV_LOOKUP_STARTED:
+		case HEV2_EV_LOOKUP_ANSWERED:
+		case HEV2_EV_LOOKUP_FAILED:
+		case HEV2_EV_LOOKUP_CANCELED:
+			fprintf(f, " %s", e.family == AF_INET6 ? "AAAA" : "A");
+			break;
+		case HEV2_EV_ATTEMPT_STARTED:
+		case HEV2_EV_ATTEMPT_FAILED:
+		case HEV2_EV_ATTEMPT_WON:
+		case HEV2_EV_ATTEMPT_CLOSED:
+			fprintf(f, " #%d %s%s%s port %d", e.attempt, e.family == AF_INET6 ? "[" : "",
+			        e.address, e.family == AF_INET6 ? "]" : "", e.port);
+			break;
+		case HEV2_EV_TIMEOUT:
+			fprintf(f, " %s", timeout_name(e.timeout));
+			break;
+		}
+		if (e.error)
+			fprintf(f, " (%s)", errno_name(e.error));
+		if (e.eai)
+			fprintf(f, " (%s)", eai_name(e.eai));
+		if (e.detail[0])
+			fprintf(f, ": %s", e.detail);
+		fputc('\n', f);
+	}
+}
+
+static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port)
+{
+	fprintf(f, "{\"ok\":%s", r->status == HEV2_OK ? "true" : "false");
+	fprintf(f, ",\"address\":");
+	json_string(f, r->address);
+	fprintf(f, ",\"family\":\"%s\",\"port\":%d,\"elapsed_ms\":%.3f",
+	        family_name(r->family), r->status == HEV2_OK ? r->port : port, r->elapsed_ms);
+	if (r->status != HEV2_OK) {
+		fprintf(f, ",\"error\":{\"errno\":\"%s\",\"eai\":\"%s\",\"timeout\":\"%s\",\"status\":",
+		        errno_name(r->error), eai_name(r->eai), timeout_name(r->timeout));
+		json_string(f, hev2_strerror(r->status));
+		fprintf(f, ",\"message\":");
+		json_string(f, hev2_errmsg(c));
+		fprintf(f, "}");
+	}
+	fprintf(f, ",\"events\":[");
+	for (int i = 0; i < r->n_events; i++) {
+		hev2_event_info e = {.size = sizeof e};
+		if (hev2_get_event(c, i, &e) != HEV2_OK)
+			continue;
+		fprintf(f, "%s{\"at_ms\":%.3f,\"kind\":\"%s\"", i ? "," : "", e.at_ms,
+		        hev2_event_name(e.kind));
+		if (e.family)
+			fprintf(f, ",\"family\":\"%s\"", family_name(e.family));
+		if (e.attempt >= 0) {
+			fprintf(f, ",\"attempt\":%d,\"address\":", e.attempt);
+			json_string(f, e.address);
+			fprintf(f, ",\"port\":%d", e.port);
+		}
+		if (e.error)
+			fprintf(f, ",\"errno\":\"%s\"", errno_name(e.error));
+		if (e.eai)
+			fprintf(f, ",\"eai\":\"%s\"", eai_name(e.eai));
+		if (e.timeout)
+			fprintf(f, ",\"timeout\":\"%s\"", timeout_name(e.timeout));
+		if (e.detail[0]) {
+			fprintf(f, ",\"detail\":");
+			json_string(f, e.detail);
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "]}\n");
+}
+
+/* ---- Ctrl-C: signal -> job -> hev2_cancel at the main loop's safe point ---- */
+
+static hev2_job cancel_job;
+static hev2_conn current;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	hev2_job_trigger(cancel_job); /* async-signal-safe */
+}
+
+static void cancel_current(void *data)
+{
+	(void)data;
+	hev2_cancel(current);
+}
+
+/* wait_done waits for the handle's fd, running jobs as they come. */
+static int wait_done(hev2_conn c)
+{
+	struct pollfd p[2] = {{.fd = hev2_fd(c), .events = POLLIN},
+	                      {.fd = hev2_jobs_fd(), .events = POLLIN}};
+	if (p[0].fd < 0)
+		return p[0].fd;
+	for (;;) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return HEV2_ESYSTEM;
+		}
+		if (p[1].revents)
+			hev2_run_jobs();
+		if (p[0].revents)
+			return HEV2_OK;
+	}
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		O_JSON = 256, O_RESOLVE, O_RESOLVER, O_NAMESERVER, O_RESOLV_TIMEOUT,
+		O_CONNECT_TIMEOUT, O_OPEN_TIMEOUT, O_RESOLUTION_DELAY, O_ATTEMPT_DELAY,
+		O_FIRST_COUNT, O_FAMILY, O_LOCAL, O_LOCAL_PORT, O_NO_FAST_FALLBACK,
+		O_NODELAY, O_KEEPALIVE, O_BLOCKING,
+	};
+	static const struct option longopts[] = {
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{"json", no_argument, NULL, O_JSON},
+		{"resolve", required_argument, NULL, O_RESOLVE},
+		{"resolver", required_argument, NULL, O_RESOLVER},
+		{"nameserver", required_argument, NULL, O_NAMESERVER},
+		{"resolv-timeout", required_argument, NULL, O_RESOLV_TIMEOUT},
+		{"connect-timeout", required_argument, NULL, O_CONNECT_TIMEOUT},
+		{"open-timeout", required_argument, NULL, O_OPEN_TIMEOUT},
+		{"resolution-delay", required_argument, NULL, O_RESOLUTION_DELAY},
+		{"attempt-delay", required_argument, NULL, O_ATTEMPT_DELAY},
+		{"first-family-count", required_argument, NULL, O_FIRST_COUNT},
+		{"family", required_argument, NULL, O_FAMILY},
+		{"local", required_argument, NULL, O_LOCAL},
+		{"local-port", required_argument, NULL, O_LOCAL_PORT},
+		{"no-fast-fallback", no_argument, NULL, O_NO_FAST_FALLBACK},
+		{"nodelay", no_argument, NULL, O_NODELAY},
+		{"keepalive", required_argument, NULL, O_KEEPALIVE},
+		{"blocking", no_argument, NULL, O_BLOCKING},
+		{NULL, 0, NULL, 0},
+	};
+	hev2_options o;
+	hev2_options_init(&o);
+	char *static_hosts = NULL, *nameservers = NULL;
+	int verbose = 0, json = 0, ch;
+	const int max_ms = HEV2_MAX_TIMEOUT_MS;
+
+	while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'v': verbose = 1; break;
+		case 'h': fputs(usage_text, stdout); return EXIT_CONNECTED;
+		case O_JSON: json = 1; break;
+		case O_RESOLVE:
+			if (!strchr(optarg, ':'))
+				usage_error("--resolve wants NAME:ADDR[,ADDR], not '%s'", optarg);
+			static_hosts = append(static_hosts, optarg, ";");
+			break;
+		case O_RESOLVER:
+			if (!strcmp(optarg, "system"))
+				o.resolver = HEV2_RESOLVER_SYSTEM;
+			else if (!strcmp(optarg, "builtin"))
+				o.resolver = HEV2_RESOLVER_BUILTIN;
+			else if (!strcmp(optarg, "default"))
+				o.resolver = HEV2_RESOLVER_DEFAULT;
+			else
+				usage_error("--resolver wants system, builtin or default, not '%s'", optarg);
+			break;
+		case O_NAMESERVER: nameservers = append(nameservers, optarg, ","); break;
+		case O_RESOLV_TIMEOUT: o.resolv_timeout_ms = parse_int("--resolv-timeout", optarg, 0, max_ms); break;
+		case O_CONNECT_TIMEOUT: o.connect_timeout_ms = parse_int("--connect-timeout", optarg, 0, max_ms); break;
+		case O_OPEN_TIMEOUT: o.open_timeout_ms = parse_int("--open-timeout", optarg, 0, max_ms); break;
+		case O_RESOLUTION_DELAY: o.resolution_delay_ms = parse_int("--resolution-delay", optarg, 0, max_ms); break;
+		case O_ATTEMPT_DELAY: o.connection_attempt_delay_ms = parse_int("--attempt-delay", optarg, 0, max_ms); break;
+		case O_FIRST_COUNT: o.first_address_family_count = parse_int("--first-family-count", optarg, 0, 64); break;
+		case O_FAMILY:
+			o.family = parse_int("--family", optarg, 4, 6) == 4 ? AF_INET : AF_INET6;
+			if (strcmp(optarg, "4") && strcmp(optarg, "6"))
+				usage_error("--family wants 4 or 6, not '%s'", optarg);
+			break;
+		case O_LOCAL: o.local_host = optarg; break;
+		case O_LOCAL_PORT: o.local_port = parse_int("--local-port", optarg, 0, 65535); break;
+		case O_NO_FAST_FALLBACK: o.fast_fallback = 0; break;
+		case O_NODELAY: o.nodelay = 1; break;
+		case O_KEEPALIVE: o.keepalive_ms = parse_int("--keepalive", optarg, 0, max_ms); break;
+		case O_BLOCKING: o.blocking = 1; break;
+		default:
+			fputs(usage_text, stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "hev2-connect: want HOST and PORT\n%s", usage_text);
+		return EXIT_USAGE;
+	}
+	const char *host = argv[optind], *port = argv[optind + 1];
+	o.static_hosts = static_hosts;
+	o.nameservers = nameservers;
+	o.record_events = verbose || json;
+
+	if (hev2_job_register(cancel_current, NULL, 0, &cancel_job) == HEV2_OK) {
+		struct sigaction sa = {.sa_handler = on_sigint};
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+	}
+
+	int rc = hev2_connect(host, port, &o, &current);
+	if (rc == HEV2_EHOST || rc == HEV2_EPORT || rc == HEV2_EOPTIONS || rc == HEV2_ENOTSUP) {
+		/* The library refused the arguments: a usage error. */
+		fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
+		return EXIT_USAGE;
+	}
+	if (rc != HEV2_OK) {
+		fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
+		if (json) {
+			printf("{\"ok\":false,\"address\":\"\",\"family\":\"\",\"port\":%d,"
+			       "\"elapsed_ms\":0,\"error\":{\"errno\":\"\",\"eai\":\"\",\"timeout\":\"\","
+			       "\"message\":",
+			       atoi(port));
+			json_string(stdout, hev2_strerror(rc));
+			printf("}}\n");
+		}
+		return EXIT_FAILED;
+	}
+	rc = wait_done(current);
+	hev2_result_info r = {.size = sizeof r};
+	if (rc == HEV2_OK)
+		rc = hev2_result(current, &r);
+	if (rc != HEV2_OK) {
+		fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
+		hev2_release(current);
+		return EXIT_FAILED;
+	}
+	FILE *timeline = json ? stderr : stdout;
+	if (verbose) {
+		fprintf(timeline, "hev2-connect %s port %s\n", host, port);
+		print_timeline(timeline, current, &r);
+	}
+	if (json)
+		print_json(stdout, current, &r, atoi(port));
+	else if (r.status == HEV2_OK)
+		printf("connected to %s port %d (%s) in %.3f ms, fd %d\n", r.address, r.port,
+		       family_name(r.family), r.elapsed_ms, r.fd);
+	else
+		printf("failed: %s\n", hev2_errmsg(current));
+	if (r.fd >= 0)
+		close(r.fd);
+	int status = r.status;
+	hev2_release(current);
+	free(static_hosts);
+	free(nameservers);
+	return status == HEV2_OK ? EXIT_CONNECTED : EXIT_FAILED;
+}
