@@ -303,15 +303,6 @@ func gaiAddrs(cs []C.struct_hev2_gai_addr) []netip.Addr {
 	return addrs
 }
 
-func appendUnique(addrs []netip.Addr, a netip.Addr) []netip.Addr {
-	for _, b := range addrs {
-		if a == b {
-			return addrs
-		}
-	}
-	return append(addrs, a)
-}
-
 // GAIThreadStats describes the process-wide pool of getaddrinfo threads.
 type GAIThreadStats struct {
 	Threads int   // threads alive now (busy or idle)

@@ -1,0 +1,96 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// dnsUDPSize is the EDNS0 buffer size offered: the DNS flag day 2020 value,
+// which fits any path's MTU without fragments.
+const dnsUDPSize = 1232
+
+var errTimeout = errors.New("timed out")
+
+// exchange sends m to server and returns its answer, within r.timeout.
+// A truncated UDP answer is asked again over TCP.
+func (r *DNSResolver) exchange(ctx context.Context, m *dns.Msg, server netip.AddrPort) (*dns.Msg, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	if r.useTCP {
+		return r.exchangeOver(ctx, "tcp", m, server)
+	}
+	resp, err := r.exchangeOver(ctx, "udp", m, server)
+	if err == nil && resp.Truncated {
+		r.stats.tcpFallbacks.Add(1)
+		return r.exchangeOver(ctx, "tcp", m, server)
+	}
+	return resp, err
+}
+
+// exchangeOver makes one query on a socket of its own. The socket is closed
+// the moment ctx ends, so a canceled lookup stops at once and nothing more
+// is sent or waited for.
+func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dns.Msg, server netip.AddrPort) (*dns.Msg, error) {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, network, server.String())
+	if err != nil {
+		return nil, r.exchangeError(ctx, err)
+	}
+	r.stats.openSockets.Add(1)
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer func() {
+		if stop() {
+			conn.Close()
+		}
+		r.stats.openSockets.Add(-1)
+	}()
+	if deadline, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(deadline)
+	}
+	co := &dns.Conn{Conn: conn, UDPSize: dnsUDPSize}
+	r.stats.queries.Add(1)
+	if err := co.WriteMsg(m); err != nil {
+		return nil, r.exchangeError(ctx, err)
+	}
+	for {
+		resp, err := co.ReadMsg()
+		if err != nil {
+			return nil, r.exchangeError(ctx, err)
+		}
+		// A late answer to an earlier query (same port reused) or a
+		// forgery: keep waiting for ours.
+		if resp.Id != m.Id || len(resp.Question) != 1 || !sameQuestion(resp.Question[0], m.Question[0]) {
+			continue
+		}
+		return resp, nil
+	}
+}
+
+func sameQuestion(a, b dns.Question) bool {
+	return a.Qtype == b.Qtype && a.Qclass == b.Qclass && dns.CanonicalName(a.Name) == dns.CanonicalName(b.Name)
+}
+
+// exchangeError says why a socket operation failed: the caller's
+// cancellation, the per-query timeout, or the network error itself.
+func (r *DNSResolver) exchangeError(ctx context.Context, err error) error {
+	switch ctx.Err() {
+	case nil:
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			r.stats.timeouts.Add(1)
+			return errTimeout
+		}
+		return err
+	case context.DeadlineExceeded:
+		if deadline, ok := ctx.Deadline(); ok && !time.Now().Before(deadline) {
+			r.stats.timeouts.Add(1)
+			return errTimeout
+		}
+	}
+	return ctx.Err()
+}
