@@ -68,7 +68,7 @@ type Dialer struct {
 }
 
 // DefaultResolver is used when Dialer.Resolver is nil.
-var DefaultResolver Resolver = NetResolver{}
+var DefaultResolver Resolver = DefaultSystemResolver
 
 // ErrInvalidOptions is wrapped by every option validation error.
 var ErrInvalidOptions = errors.New("invalid options")
