@@ -1,18 +1,22 @@
 # python: the hev2 package (bindings/python) over libhev2.so via ctypes.
-# Debian's Python and pytest, not pyenv's python3 on PATH.
+# Debian's Python and pytest (/usr/bin/python3), not pyenv's python3 on PATH.
 PYTHON_DEB   := /usr/bin/python3
 PYTHON_DIR   := bindings/python
-PYTHON_ENV   := HEV2_LIBRARY=$(CURDIR)/$(BUILD)/libhev2.so PYTHONPATH=$(CURDIR)/$(PYTHON_DIR)/src PYTHONDONTWRITEBYTECODE=1
+PYTHON_ENV   := HEV2_LIBRARY=$(abspath $(BUILD)/libhev2.so) PYTHONPATH=$(abspath $(PYTHON_DIR)/src) PYTHONDONTWRITEBYTECODE=1
+
 TEST_TARGETS  += test-python
 BENCH_TARGETS += bench-python
-DEB_PACKAGES  += python3 python3-pytest util-linux gcc
+# util-linux: unshare (private net+mount namespaces for the resolver tests);
+# gcc/libc6-dev: the test that checks the ctypes structs against hev2.h.
+DEB_PACKAGES  += python3 python3-pytest util-linux iproute2 gcc libc6-dev
 
-.PHONY: test-python bench-python python-need-lib
-python-need-lib:
-	@test -f $(BUILD)/libhev2.so || { echo "test-python: $(BUILD)/libhev2.so is missing: run 'make build' first"; exit 1; }
+.PHONY: test-python bench-python
 
-test-python: python-need-lib
+# The package's pytest suite against the freshly built library.
+test-python: capi-lib
 	$(PYTHON_ENV) $(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/tests
 
-bench-python: python-need-lib
+# hev2.create_connection vs socket.create_connection vs asyncio's
+# create_connection(happy_eyeballs_delay=0.25), loopback, one run.
+bench-python: capi-lib
 	$(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py

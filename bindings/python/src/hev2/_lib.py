@@ -7,8 +7,8 @@ The library is looked for, in order:
 2. Next to the package (``hev2/libhev2.so``), where a bundled copy lives.
 3. The ``build/`` directory of the source tree this package sits in
    (``bindings/python/src/hev2`` → ``build/libhev2.so``), for a checkout.
-4. The system library path, through the dynamic loader (``libhev2.so``,
-   whatever ``ctypes.util.find_library("hev2")`` names).
+4. The system library path, through the dynamic loader (``libhev2.so`` or
+   whatever ``ctypes.util.find_library("hev2")`` names, then ``libhev2.so.1``).
 
 It is loaded with ``ctypes.CDLL``, which releases the GIL around every call
 (``PyDLL`` would hold it), and loaded once: a Go c-shared library cannot be
@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 
 LIBRARY_NAME = "libhev2.so"
+RUNTIME_NAME = "libhev2.so.1"
 ENV_VAR = "HEV2_LIBRARY"
 
 
@@ -41,8 +42,12 @@ def candidates() -> list[str]:
     # src/hev2 -> src -> python -> bindings -> repository root
     if len(here.parents) >= 4:
         paths.append(str(here.parents[3] / "build" / LIBRARY_NAME))
+    # The dynamic loader's search: the development name, else the runtime
+    # name an installed library has without its -dev symlink.
     found = ctypes.util.find_library("hev2")
     paths.append(found if found else LIBRARY_NAME)
+    if RUNTIME_NAME not in paths:
+        paths.append(RUNTIME_NAME)
     return paths
 
 
