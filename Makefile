@@ -35,9 +35,10 @@ bench: deps
 	$(MAKE) build
 	@set -e; for t in $(BENCH_TARGETS); do echo "== $$t"; $(MAKE) --no-print-directory $$t; done
 
-# demo: the main job on loopback, without root and without DNS.
-demo:
-	$(GO) run ./examples/go-race
+# demo: the main job on loopback, without root and without DNS: the
+# hev2-connect tool (C, over libhev2.so) racing ::1 (SYNs dropped) against
+# 127.0.0.1, printed as a timeline (mk/capi.mk).
+demo: demo-capi
 
 clean:
 	rm -rf $(BUILD)

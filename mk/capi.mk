@@ -47,3 +47,13 @@ install: capi
 	install -m 0644 include/hev2.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CAPI_VERSION)|g' hev2.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hev2.pc
 	$(CC) $(CAPI_CFLAGS) -o $(DESTDIR)$(PREFIX)/bin/hev2-connect examples/hev2-connect.c -L$(BUILD) -lhev2 -Wl,-rpath,$(PREFIX)/lib
+
+# Small C programs of examples/c (each one file, linked with libhev2 when it
+# uses it).
+$(BUILD)/hev2-demo-listeners: examples/c/hev2-demo-listeners.c
+	@mkdir -p $(BUILD)
+	$(CC) $(CAPI_CFLAGS) -o $@ $<
+
+# demo-capi: the fallback timeline on loopback (make demo runs it).
+demo-capi: capi $(BUILD)/hev2-demo-listeners
+	@examples/c/demo.sh $(BUILD)

@@ -1,0 +1,23 @@
+#!/bin/sh
+# make demo: hev2-connect races a name whose static addresses are ::1 (SYNs
+# silently dropped) and 127.0.0.1 (accepting), on loopback, without root and
+# without DNS. The timeline shows the IPv6 attempt hanging and the IPv4
+# attempt, started one Connection Attempt Delay (250 ms) later, winning.
+set -eu
+build=${1:-build}
+if ! ip -6 addr show dev lo 2>/dev/null | grep -q 'inet6 ::1/128'; then
+	echo "demo: ::1 is not configured on lo; the IPv6 half of the demo cannot run" >&2
+	exit 1
+fi
+fifo=$(mktemp -u)
+mkfifo "$fifo"
+# The helper serves until its stdin (the fifo, held open below) closes.
+"$build/hev2-demo-listeners" < "$fifo" > "$fifo.port" &
+helper=$!
+exec 3> "$fifo"
+trap 'exec 3>&-; wait $helper 2>/dev/null; rm -f "$fifo" "$fifo.port"' EXIT
+for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$fifo.port" ] && break; sleep 0.1; done
+port=$(cat "$fifo.port")
+echo "\$ hev2-connect -v --resolve demo.test:::1,127.0.0.1 demo.test $port"
+echo "  ([::1]:$port drops SYNs; 127.0.0.1:$port accepts)"
+"$build/hev2-connect" -v --resolve demo.test:::1,127.0.0.1 demo.test "$port"
