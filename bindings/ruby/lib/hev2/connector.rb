@@ -147,7 +147,7 @@ module Hev2
           errno = s.i32(lk + L::LOOKUP[:sys_errno])
         end
       end
-      e = Errors.resolution(eai, errno, host, port, N.errmsg(conn))
+      e = Errors.resolution(eai, errno, host, port)
       e.extend(Failure).hev2_eai = eai
       e
     end

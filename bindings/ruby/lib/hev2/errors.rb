@@ -1,6 +1,7 @@
 # frozen_string_literal: true
 
 require "socket"
+require "fiddle"
 
 module Hev2
   # A failure of the library itself (bad options it refused, a cap on
@@ -56,7 +57,8 @@ module Hev2
       if eai == eai_system && errno && errno != 0
         return SystemCallError.new("getaddrinfo(3) for #{target(host, port)}", errno)
       end
-      msg = +"getaddrinfo(3) for #{target(host, port)}: #{detail || "error #{eai}"}"
+      msg = +"getaddrinfo(3) for #{target(host, port)}: #{gai_strerror(eai)}"
+      msg << " (#{detail})" if detail
       ResolutionError.new(msg, eai)
     end
 
@@ -71,6 +73,15 @@ module Hev2
       else
         Errno::ETIMEDOUT.new(msg)
       end
+    end
+
+    GAI_STRERROR = Fiddle::Function.new(Fiddle.dlopen(nil)["gai_strerror"], [Fiddle::TYPE_INT],
+                                        Fiddle::TYPE_VOIDP)
+    private_constant :GAI_STRERROR
+
+    # The C library's text for a getaddrinfo code.
+    def gai_strerror(eai)
+      GAI_STRERROR.call(eai).to_s
     end
 
     def eai_system
