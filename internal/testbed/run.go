@@ -90,7 +90,7 @@ func (r RowResult) Outcome() string {
 // inside the bed's client namespace and judges the result.
 func RunRow(ctx context.Context, bed *Bed, client []string, row Scenario) RowResult {
 	// A hung client is killed well past the row's gross bound.
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(row.BoundMS)*time.Millisecond+5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(row.BoundMS)*time.Millisecond+2*time.Second)
 	defer cancel()
 	argv := append(append(append([]string{}, client...), row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
 	start := time.Now()

@@ -1,0 +1,51 @@
+# testbed: real impaired networks in namespaces, a test DNS server, and the
+# scenario suite every front-end passes (internal/testbed/README.md).
+#
+# Other front-ends run the same suite with their own client command:
+#   $(TESTBED_SUITE) --client "$(BUILD)/hev2-connect --json"
+# (depend on testbed-tools), and add a column to `make scenarios` with:
+#   SCENARIO_CLIENTS += --client "NAME=COMMAND WORDS"
+BUILD_TARGETS += testbed-tools
+TEST_TARGETS  += test-testbed
+BENCH_TARGETS += scenarios
+DEB_PACKAGES  += iproute2 iptables procps libc-bin curl python3
+
+TESTBED_BIN   := $(BUILD)/hev2-testbed
+TESTBED_DIAL  := $(BUILD)/hev2-dial
+TESTBED_GONET := $(BUILD)/hev2-peer-gonet
+TESTBED_SUITE := $(TESTBED_BIN) suite
+TESTBED_GO_SOURCES = $(shell find internal/testbed cmd/hev2-testbed cmd/hev2-dial core -name '*.go' -not -name '*_test.go') go.mod go.sum
+
+# Columns of `make scenarios`: hev2's Go API first, other front-ends as they
+# append themselves, then the peers.
+SCENARIO_CLIENTS += --client "hev2-go=$(TESTBED_DIAL)"
+SCENARIO_PEERS = --client "go-net.Dialer=$(TESTBED_GONET)" \
+	--client "py-asyncio=/usr/bin/python3 internal/testbed/peers/asyncio_client.py" \
+	--client "curl=internal/testbed/peers/curl_client.sh"
+SCENARIO_RUNS ?= 3
+
+.PHONY: testbed-tools test-testbed scenarios
+testbed-tools: $(TESTBED_BIN) $(TESTBED_DIAL) $(TESTBED_GONET)
+
+$(TESTBED_BIN): $(TESTBED_GO_SOURCES)
+	$(GO) build -o $@ ./cmd/hev2-testbed
+$(TESTBED_DIAL): $(TESTBED_GO_SOURCES)
+	$(GO) build -o $@ ./cmd/hev2-dial
+$(TESTBED_GONET): $(TESTBED_GO_SOURCES)
+	$(GO) build -o $@ ./internal/testbed/peers/gonet
+
+# The bed needs root (network namespaces): anyone else gets one SKIP line.
+test-testbed: testbed-tools
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-testbed needs root (network namespaces)"; exit 0; fi; \
+	set -e; \
+	out=$$(gofmt -l internal/testbed cmd/hev2-testbed cmd/hev2-dial); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi; \
+	$(GO) vet ./internal/testbed/... ./cmd/hev2-testbed ./cmd/hev2-dial; \
+	$(GO) test -count=1 ./internal/testbed/...; \
+	$(TESTBED_SUITE) --client "$(TESTBED_DIAL)"
+
+# The timing table: the RFC-ideal time beside hev2 and its peers (median of
+# SCENARIO_RUNS runs). Peers failing rows is data, not a failure.
+scenarios: testbed-tools
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: scenarios needs root (network namespaces)"; exit 0; fi; \
+	$(TESTBED_BIN) scenarios --runs $(SCENARIO_RUNS) $(SCENARIO_CLIENTS) $(SCENARIO_PEERS)
