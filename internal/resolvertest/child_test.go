@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -22,7 +23,7 @@ import (
 	"time"
 
 	"github.com/hev2/hev2/core"
-	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/internal/testbed"
 )
 
 const childEnv = "HEV2_RESOLVERTEST_CHILD"
@@ -70,8 +71,21 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// commander makes a command that runs inside a namespace: a
+// resolvertest.Namespace's or the test bed's client namespace.
+type commander interface {
+	Command(name string, args ...string) *exec.Cmd
+}
+
+// bedClient runs commands in the test bed's client namespace.
+type bedClient struct{ bed *testbed.Bed }
+
+func (b bedClient) Command(name string, args ...string) *exec.Cmd {
+	return b.bed.Command(context.Background(), append([]string{name}, args...)...)
+}
+
 // inChild runs scenario a in namespace ns and decodes its JSON into out.
-func inChild(t testing.TB, ns *resolvertest.Namespace, a childArgs, out any) {
+func inChild(t testing.TB, ns commander, a childArgs, out any) {
 	t.Helper()
 	raw, _ := json.Marshal(a)
 	cmd := ns.Command(os.Args[0], "-test.run=^$")
@@ -107,6 +121,8 @@ func runChild(a childArgs) (any, error) {
 		return childAddrWatch(a)
 	case "shared":
 		return childShared(a)
+	case "connect":
+		return childConnect(a)
 	}
 	return nil, fmt.Errorf("unknown mode %q", a.Mode)
 }
@@ -118,6 +134,9 @@ func childResolver(a childArgs) (core.Resolver, error) {
 			return core.NewSystemResolver(a.MaxInFlight), nil
 		}
 		return core.DefaultSystemResolver, nil
+	case "builtin":
+		// Reads the namespace's resolv.conf and hosts, as getaddrinfo does.
+		return core.NewDNSResolver(core.DNSConfig{})
 	}
 	return nil, fmt.Errorf("unknown resolver %q", a.Resolver)
 }
@@ -398,4 +417,40 @@ func childShared(a childArgs) (any, error) {
 	}
 	wg.Wait()
 	return map[string]any{"ok": ok, "stats": r.Stats()}, nil
+}
+
+// connectReport is a race run by core.Dialer.Connect with the chosen
+// resolver.
+type connectReport struct {
+	Addr      string
+	Err       string
+	ElapsedMS float64
+	Events    []string // "kind family at_ms"
+}
+
+func childConnect(a childArgs) (any, error) {
+	r, err := childResolver(a)
+	if err != nil {
+		return nil, err
+	}
+	var rep connectReport
+	var mu sync.Mutex
+	d := core.Dialer{Resolver: r, Trace: func(ev core.TraceEvent) {
+		mu.Lock()
+		rep.Events = append(rep.Events, fmt.Sprintf("%v %v %.1f", ev.Kind, ev.Family, float64(ev.At.Microseconds())/1000))
+		mu.Unlock()
+	}}
+	if a.TimeoutMS > 0 {
+		d.OpenTimeout = time.Duration(a.TimeoutMS) * time.Millisecond
+	}
+	res, err := d.Connect(context.Background(), a.Host, a.Port)
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil {
+		rep.Err = err.Error()
+		return rep, nil
+	}
+	syscall.Close(res.FD)
+	rep.Addr, rep.ElapsedMS = res.Addr.Addr().String(), float64(res.Elapsed.Microseconds())/1000
+	return rep, nil
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/miekg/dns"
 )
 
+// resolvers are the two resolvers every per-family test runs with.
+var resolvers = []string{"system", "builtin"}
+
 var (
 	v6addr = netip.MustParseAddr("2001:db8::53")
 	v4addr = netip.MustParseAddr("198.18.0.53")
@@ -71,14 +74,16 @@ func TestSystemPerFamilyTiming(t *testing.T) {
 		host       string
 		slow, fast core.Family
 	}{{"slow6.test", core.IPv6, core.IPv4}, {"slow4.test", core.IPv4, core.IPv6}} {
-		var outs []lookupOutcome
-		inChild(t, ns, childArgs{Mode: "lookup", Host: c.host, IdleMS: 50}, &outs)
-		s, f := byFamily(outs, c.slow), byFamily(outs, c.fast)
-		wantAddrs(t, byFamily(outs, core.IPv6), v6addr.String())
-		wantAddrs(t, byFamily(outs, core.IPv4), v4addr.String())
-		if s.ElapsedMS < float64(slow.Milliseconds()) || f.ElapsedMS > float64(slow.Milliseconds())/2 {
-			t.Errorf("%s: slow %v answered after %.1f ms, fast %v after %.1f ms; want >= %v and well under it",
-				c.host, c.slow, s.ElapsedMS, c.fast, f.ElapsedMS, slow)
+		for _, res := range resolvers {
+			var outs []lookupOutcome
+			inChild(t, ns, childArgs{Mode: "lookup", Resolver: res, Host: c.host, IdleMS: 50}, &outs)
+			s, f := byFamily(outs, c.slow), byFamily(outs, c.fast)
+			wantAddrs(t, byFamily(outs, core.IPv6), v6addr.String())
+			wantAddrs(t, byFamily(outs, core.IPv4), v4addr.String())
+			if s.ElapsedMS < float64(slow.Milliseconds()) || f.ElapsedMS > float64(slow.Milliseconds())/2 {
+				t.Errorf("%s resolver, %s: slow %v answered after %.1f ms, fast %v after %.1f ms; want >= %v and well under it",
+					res, c.host, c.slow, s.ElapsedMS, c.fast, f.ElapsedMS, slow)
+			}
 		}
 	}
 }
@@ -89,15 +94,17 @@ func TestSystemSilentAAAA(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
 	srv.Set("silent6.test", dns.TypeAAAA, resolvertest.Rule{Drop: true})
 	srv.Set("silent6.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
-	var outs []lookupOutcome
-	inChild(t, ns, childArgs{Mode: "lookup", Host: "silent6.test", IdleMS: 50}, &outs)
-	a, aaaa := byFamily(outs, core.IPv4), byFamily(outs, core.IPv6)
-	wantAddrs(t, a, v4addr.String())
-	if a.ElapsedMS > 200 {
-		t.Errorf("A answered after %.1f ms while AAAA was silent", a.ElapsedMS)
-	}
-	if aaaa.Code != core.EAI_AGAIN || aaaa.ElapsedMS < 900 {
-		t.Errorf("silent AAAA: code %d after %.1f ms (%s), want EAI_AGAIN after ~1 s", aaaa.Code, aaaa.ElapsedMS, aaaa.Err)
+	for _, res := range resolvers {
+		var outs []lookupOutcome
+		inChild(t, ns, childArgs{Mode: "lookup", Resolver: res, Host: "silent6.test", IdleMS: 50}, &outs)
+		a, aaaa := byFamily(outs, core.IPv4), byFamily(outs, core.IPv6)
+		wantAddrs(t, a, v4addr.String())
+		if a.ElapsedMS > 200 {
+			t.Errorf("%s: A answered after %.1f ms while AAAA was silent", res, a.ElapsedMS)
+		}
+		if aaaa.Code != core.EAI_AGAIN || aaaa.ElapsedMS < 900 {
+			t.Errorf("%s: silent AAAA: code %d after %.1f ms (%s), want EAI_AGAIN after ~1 s", res, aaaa.Code, aaaa.ElapsedMS, aaaa.Err)
+		}
 	}
 }
 
@@ -116,10 +123,12 @@ func TestSystemErrorCodes(t *testing.T) {
 		{"servfail.test", core.EAI_AGAIN},
 		{"refused.test", core.EAI_AGAIN},
 	} {
-		var outs []lookupOutcome
-		inChild(t, ns, childArgs{Mode: "lookup", Host: c.host, Families: []core.Family{core.IPv6}, IdleMS: 50}, &outs)
-		if outs[0].Code != c.want {
-			t.Errorf("%s AAAA: code %d (%s), want %d (%s)", c.host, outs[0].Code, outs[0].Err, c.want, core.EAIMessage(c.want))
+		for _, res := range resolvers {
+			var outs []lookupOutcome
+			inChild(t, ns, childArgs{Mode: "lookup", Resolver: res, Host: c.host, Families: []core.Family{core.IPv6}, IdleMS: 50}, &outs)
+			if outs[0].Code != c.want {
+				t.Errorf("%s resolver, %s AAAA: code %d (%s), want %d (%s)", res, c.host, outs[0].Code, outs[0].Err, c.want, core.EAIMessage(c.want))
+			}
 		}
 	}
 }
@@ -130,6 +139,21 @@ func TestSystemErrorCodes(t *testing.T) {
 func TestSystemCancelAbandons(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
 	srv.Set("silent.test", 0, resolvertest.Rule{Drop: true})
+	t.Run("builtin", func(t *testing.T) {
+		var rep cancelReport
+		inChild(t, ns, childArgs{Mode: "cancel", Resolver: "builtin", Host: "silent.test", CancelMS: 100}, &rep)
+		t.Logf("%+v", rep)
+		if !rep.Outcome.Canceled || rep.ReturnedAfterCancelMS > 50 {
+			t.Errorf("lookup ended with %q %.1f ms after cancel", rep.Outcome.Err, rep.ReturnedAfterCancelMS)
+		}
+		if rep.ThreadsAfter > rep.Baseline || rep.GoroutinesAfter > rep.GoroutinesBefore {
+			t.Errorf("threads %d -> %d, goroutines %d -> %d", rep.Baseline, rep.ThreadsAfter, rep.GoroutinesBefore, rep.GoroutinesAfter)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if n := srv.Count("silent.test", dns.TypeAAAA); n != 1 {
+			t.Errorf("server saw %d AAAA queries, want 1 (nothing sent after cancel)", n)
+		}
+	})
 	var rep cancelReport
 	inChild(t, ns, childArgs{Mode: "cancel", Host: "silent.test", CancelMS: 100, IdleMS: 50}, &rep)
 	t.Logf("%+v", rep)
