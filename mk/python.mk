@@ -20,3 +20,16 @@ test-python: capi-lib
 # create_connection(happy_eyeballs_delay=0.25), loopback, one run.
 bench-python: capi-lib
 	$(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py
+
+# The shared scenario suite in the test bed's namespaces, through the Python
+# client command, blocking and asyncio (root only, like test-testbed).
+TEST_TARGETS += test-python-scenarios
+SCENARIO_CLIENTS += --client "hev2-python=$(PYTHON_DIR)/hev2-client" \
+	--client "hev2-python-asyncio=$(PYTHON_DIR)/hev2-client-asyncio"
+
+.PHONY: test-python-scenarios
+test-python-scenarios: capi-lib testbed-tools
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-python-scenarios needs root (network namespaces)"; exit 0; fi; \
+	set -e; \
+	$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR)/hev2-client)"; \
+	$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR)/hev2-client-asyncio)"
