@@ -13,7 +13,9 @@ func newResolver(name string) (core.Resolver, error) {
 	case "system":
 		return core.DefaultSystemResolver, nil
 	case "builtin":
-		return nil, errors.New("--resolver builtin: not available yet (core has no built-in resolver in this build)")
+		// hev2's own DNS resolver, configured from the namespace's
+		// resolv.conf and hosts like getaddrinfo.
+		return core.NewDNSResolver(core.DNSConfig{})
 	}
 	return nil, errors.New("--resolver " + name + ": want system or builtin")
 }
