@@ -18,7 +18,8 @@ TESTBED_GO_SOURCES = $(shell find internal/testbed cmd/hev2-testbed cmd/hev2-dia
 
 # Columns of `make scenarios`: hev2's Go API first, other front-ends as they
 # append themselves, then the peers.
-SCENARIO_CLIENTS += --client "hev2-go=$(TESTBED_DIAL)"
+SCENARIO_CLIENTS += --client "hev2-go=$(TESTBED_DIAL)" \
+	--client "hev2-go-builtin=$(TESTBED_DIAL) --resolver builtin"
 SCENARIO_PEERS = --client "go-net.Dialer=$(TESTBED_GONET)" \
 	--client "py-asyncio=/usr/bin/python3 internal/testbed/peers/asyncio_client.py" \
 	--client "curl=internal/testbed/peers/curl_client.sh"
@@ -34,7 +35,9 @@ $(TESTBED_DIAL): $(TESTBED_GO_SOURCES)
 $(TESTBED_GONET): $(TESTBED_GO_SOURCES)
 	$(GO) build -o $@ ./internal/testbed/peers/gonet
 
-# The bed needs root (network namespaces): anyone else gets one SKIP line.
+# The suite with the Go API client, with getaddrinfo and with hev2's built-in
+# resolver. The bed needs root (network namespaces): anyone else gets one
+# SKIP line.
 test-testbed: testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-testbed needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
@@ -42,7 +45,8 @@ test-testbed: testbed-tools
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi; \
 	$(GO) vet ./internal/testbed/... ./cmd/hev2-testbed ./cmd/hev2-dial; \
 	$(GO) test -count=1 ./internal/testbed/...; \
-	$(TESTBED_SUITE) --client "$(TESTBED_DIAL)"
+	$(TESTBED_SUITE) --client "$(TESTBED_DIAL)"; \
+	$(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"
 
 # The timing table: the RFC-ideal time beside hev2 and its peers (median of
 # SCENARIO_RUNS runs). Peers failing rows is data, not a failure.
