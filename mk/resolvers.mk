@@ -1,15 +1,19 @@
 # resolvers: the system resolver (getaddrinfo per family on bounded C
 # threads) and the built-in DNS resolver. Their unit tests live in core/ and
 # run with test-core; the tests here need network namespaces (getaddrinfo is
-# only ever run inside one of the project's own, against a test DNS server).
+# only ever run inside one of the project's own, against a test DNS server),
+# then the scenario suite with the built-in resolver (test-testbed runs it
+# with the system one).
 TEST_TARGETS  += test-resolvers
 BENCH_TARGETS += bench-resolvers
 DEB_PACKAGES  += iproute2 gcc libc6-dev
 
 .PHONY: test-resolvers bench-resolvers
-test-resolvers:
+# internal/resolvertest runs without -race: the race detector cannot hold the
+# 10,000 concurrent lookups of the flood test.
+test-resolvers: testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
 	$(GO) vet ./internal/resolvertest/
 	$(GO) test -race -count=1 -run 'System|DNS|Hosts|ResolvConf|Flight' ./core/
-	# No -race here: the race detector cannot hold the 10,000 concurrent lookups.
 	$(GO) test -count=1 -v ./internal/resolvertest/
+	@if [ "$$(id -u)" = 0 ]; then $(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"; fi
