@@ -1,0 +1,83 @@
+"""Ctrl-C during the blocking wait raises KeyboardInterrupt promptly and
+cancels the connection: no fd and no handle are left behind. A storm of
+harmless signals does not surface as an error."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import child_env
+
+INTERRUPT_CHILD = """
+import json, os, signal, threading, time, hev2
+from loopback import blackhole, fd_count
+from loopback import refusing
+with refusing("127.0.0.1") as closed:  # the library's first race creates its process-wide epoll fd
+    try:
+        hev2.create_connection(("127.0.0.1", closed))
+    except ConnectionRefusedError:
+        pass
+with blackhole("127.0.0.1") as port:
+    before = fd_count()
+    latencies = []
+    for _ in range(5):
+        sent = []
+        def interrupt():
+            time.sleep(0.2)
+            sent.append(time.monotonic())
+            os.kill(os.getpid(), signal.SIGINT)  # what Ctrl-C sends
+        threading.Thread(target=interrupt).start()
+        try:
+            hev2.create_connection(("127.0.0.1", port), None)  # no timeout at all
+            outcome = "connected?"
+        except KeyboardInterrupt:
+            latencies.append(time.monotonic() - sent[0])
+            outcome = "interrupted"
+    # attempts are closed by the library's goroutine right after the cancel
+    deadline = time.monotonic() + 2
+    while fd_count() != before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    print(json.dumps({"outcome": outcome, "latencies": latencies, "fds_before": before,
+                      "fds_after": fd_count(), "stats": hev2.stats()}))
+"""
+
+
+def test_ctrl_c_cancels_the_connection_and_leaves_nothing():
+    p = subprocess.run(["/usr/bin/python3", "-c", INTERRUPT_CHILD], env=child_env(), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["outcome"] == "interrupted" and len(r["latencies"]) == 5
+    # Within the wait slice (0.1 s), not the kernel's ~127 s connect timeout.
+    assert max(r["latencies"]) < 0.5, r["latencies"]
+    assert r["fds_after"] == r["fds_before"]
+    assert r["stats"]["handles_live"] == 0 and r["stats"]["handles_running"] == 0
+
+
+STORM_CHILD = """
+import json, signal, socket, hev2
+from loopback import blackhole, listener
+caught = [0]
+def handler(signum, frame):
+    caught[0] += 1
+signal.signal(signal.SIGALRM, handler)
+signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)  # 2,000 signals a second
+results = []
+with blackhole("::1") as port:
+    with socket.socket() as l4:
+        l4.bind(("127.0.0.1", port)); l4.listen(64)
+        for _ in range(5):
+            with hev2.create_connection(("storm.test", port), hosts={"storm.test": ["::1", "127.0.0.1"]},
+                                        connection_attempt_delay=0.05) as s:
+                results.append(s.getpeername()[0])
+signal.setitimer(signal.ITIMER_REAL, 0)
+print(json.dumps({"results": results, "signals": caught[0]}))
+"""
+
+
+def test_signal_storm_during_the_race_is_harmless():
+    p = subprocess.run(["/usr/bin/python3", "-c", STORM_CHILD], env=child_env(), capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["results"] == ["127.0.0.1"] * 5
+    assert r["signals"] > 50  # the storm really happened during the races
