@@ -103,6 +103,7 @@ func TestCloseRemovesEverything(t *testing.T) {
 		t.Skip("SKIP: the test bed needs root")
 	}
 	goroutines := runtime.NumGoroutine()
+	fds := countFDs(t)
 	bed := startBed(t, Options{}) // the standard layout with its self-check
 	names := []string{bed.ClientNS, bed.ServerNS}
 	bed.Close()
@@ -121,6 +122,9 @@ func TestCloseRemovesEverything(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Second)
 	for runtime.NumGoroutine() > goroutines && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
+	}
+	if n := countFDs(t); n > fds {
+		t.Errorf("fds: %d before Start, %d after Close", fds, n)
 	}
 	if n := runtime.NumGoroutine(); n > goroutines {
 		t.Errorf("goroutines: %d before Start, %d after Close", goroutines, n)

@@ -1,0 +1,53 @@
+package contract
+
+import (
+	"io"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParse(t *testing.T) {
+	o, err := Parse("t", []string{"--resolv-timeout", "300", "--connect-timeout", "400", "--open-timeout", "0",
+		"--no-fast-fallback", "--family", "6", "--resolver", "builtin", "x.hev2.test", "8080"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{ResolvTimeout: 300 * time.Millisecond, ConnectTimeout: 400 * time.Millisecond,
+		NoFastFallback: true, Family: 6, Resolver: "builtin", Host: "x.hev2.test", Port: 8080}
+	if o != want {
+		t.Errorf("got %+v, want %+v", o, want)
+	}
+	for _, bad := range [][]string{
+		{},
+		{"host"},
+		{"host", "80", "extra"},
+		{"host", "0"},
+		{"host", "65536"},
+		{"host", "http"},
+		{"--family", "5", "host", "80"},
+		{"--resolver", "dns", "host", "80"},
+		{"--open-timeout", "-1", "host", "80"},
+		{"--bogus", "host", "80"},
+		{"", "80"},
+	} {
+		if _, err := Parse("t", bad, io.Discard); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	if n := ErrnoName(syscall.ECONNREFUSED); n != "ECONNREFUSED" {
+		t.Errorf("ErrnoName(ECONNREFUSED) = %q", n)
+	}
+	if n := ErrnoName(0); n != "" {
+		t.Errorf("ErrnoName(0) = %q", n)
+	}
+	if n := EAIName(-2); n != "EAI_NONAME" {
+		t.Errorf("EAIName(-2) = %q", n)
+	}
+	if n := EAIName(-99); n != "EAI_-99" {
+		t.Errorf("EAIName(-99) = %q", n)
+	}
+}

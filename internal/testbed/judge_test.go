@@ -1,0 +1,105 @@
+package testbed
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func TestJudge(t *testing.T) {
+	winV6 := Scenario{Name: "w", Want: Expect{Winner: V6Good1}, BoundMS: 2000}
+	refused := Scenario{Name: "r", Want: Expect{Errno: "ECONNREFUSED"}, BoundMS: 2000}
+	cases := []struct {
+		name string
+		row  Scenario
+		exit int
+		res  ClientResult
+		want Verdict
+	}{
+		{"right winner", winV6, 0, ClientResult{OK: true, Address: "2001:db8::10", Family: "ipv6", ElapsedMS: 3}, Pass},
+		{"wrong winner", winV6, 0, ClientResult{OK: true, Address: "198.18.0.10", Family: "ipv4"}, Fail},
+		{"wrong family label", winV6, 0, ClientResult{OK: true, Address: "2001:db8::10", Family: "ipv4"}, Fail},
+		{"ok but exit 1", winV6, 1, ClientResult{OK: true, Address: "2001:db8::10", Family: "ipv6"}, Fail},
+		{"failed instead of winning", winV6, 1, ClientResult{Error: &ClientError{Errno: "ECONNREFUSED"}}, Fail},
+		{"beyond the gross bound", winV6, 0, ClientResult{OK: true, Address: "2001:db8::10", Family: "ipv6", ElapsedMS: 2500}, Fail},
+		{"right error", refused, 1, ClientResult{Error: &ClientError{Errno: "ECONNREFUSED"}}, Pass},
+		{"wrong errno", refused, 1, ClientResult{Error: &ClientError{Errno: "ETIMEDOUT"}}, Fail},
+		{"failure without error object", refused, 1, ClientResult{}, Fail},
+		{"won where it must fail", refused, 0, ClientResult{OK: true, Address: "198.18.0.30", Family: "ipv4"}, Fail},
+	}
+	for _, c := range cases {
+		got, reason := judge(c.row, c.exit, &c.res)
+		if got != c.want {
+			t.Errorf("%s: verdict %v (%s), want %v", c.name, got, reason, c.want)
+		}
+		if got == Fail && reason == "" {
+			t.Errorf("%s: a failure without a reason", c.name)
+		}
+	}
+}
+
+func TestParseResult(t *testing.T) {
+	r, err := parseResult("some log line\n{\"ok\":true,\"address\":\"198.18.0.10\",\"family\":\"ipv4\",\"port\":8080,\"elapsed_ms\":1.5}\n")
+	if err != nil || !r.OK || r.Address != "198.18.0.10" || r.ElapsedMS != 1.5 {
+		t.Fatalf("got %+v, %v", r, err)
+	}
+	for _, bad := range []string{"", "\n\n", "connected to 198.18.0.10"} {
+		if _, err := parseResult(bad); err == nil {
+			t.Errorf("parseResult(%q): no error", bad)
+		}
+	}
+}
+
+func TestSelection(t *testing.T) {
+	rows := Scenarios()
+	if err := (Selection{Exclude: ParseList("no-such-row")}).Validate(rows); err == nil {
+		t.Error("an unknown --exclude name was accepted")
+	}
+	if err := (Selection{Lacks: ParseList("no-such-option")}).Validate(rows); err == nil {
+		t.Error("an unknown --lacks option was accepted")
+	}
+	sel := Selection{Lacks: ParseList("resolv-timeout"), Exclude: ParseList("nxdomain"), Only: regexp.MustCompile("timeout|nxdomain|dual")}
+	if err := sel.Validate(rows); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range rows {
+		reason, out := sel.why(r)
+		if out {
+			got[r.Name] = reason
+		} else {
+			got[r.Name] = "run"
+		}
+	}
+	for name, want := range map[string]string{
+		"dual-stack": "run", "connect-timeout": "run", "resolv-timeout": "client lacks",
+		"nxdomain": "excluded", "v6-blackhole": "not selected",
+	} {
+		if !strings.HasPrefix(got[name], want) {
+			t.Errorf("%s: %q, want %q", name, got[name], want)
+		}
+	}
+}
+
+// TestScenarioTable checks the table itself: unique names, every expected
+// winner served by a listening address, the bound above the ideal.
+func TestScenarioTable(t *testing.T) {
+	layout := StandardLayout()
+	seen := map[string]bool{}
+	for _, r := range Scenarios() {
+		if seen[r.Name] {
+			t.Errorf("duplicate scenario %s", r.Name)
+		}
+		seen[r.Name] = true
+		if w := r.Want.Winner; w.IsValid() {
+			if imp, ok := layout[w]; !ok || !imp.listens() || imp.Kind == KindBlackhole {
+				t.Errorf("%s: winner %v cannot accept (%v)", r.Name, w, imp)
+			}
+		} else if r.Want.Errno == "" && r.Want.EAI == "" && r.Want.Timeout == "" {
+			t.Errorf("%s: neither a winner nor an error expected", r.Name)
+		}
+		if r.BoundMS <= r.IdealMS+r.TolMS {
+			t.Errorf("%s: gross bound %v not above ideal %v+%v", r.Name, r.BoundMS, r.IdealMS, r.TolMS)
+		}
+	}
+}
