@@ -21,9 +21,13 @@ module Hev2
     # subclasses that keep its initialize are routed: TCPServer (a subclass
     # with another meaning) and classes with their own initialize are not.
     module TCPSocketNew
-      def new(host, port, local_host = nil, local_port = nil, **options)
+      def new(*args, **options, &block)
         return super unless Replace.routed?(self)
+        unless (2..4).cover?(args.size)
+          raise ArgumentError, "wrong number of arguments (given #{args.size}, expected 2..4)"
+        end
 
+        host, port, local_host, local_port = args
         Hev2.socket(self, host, port, local_host, local_port, options.delete(:resolv_timeout),
                     options.delete(:connect_timeout), options.delete(:open_timeout),
                     options.key?(:fast_fallback) ? options.delete(:fast_fallback) : true, options)
@@ -31,7 +35,7 @@ module Hev2
 
       # IO.open allocates without calling new, so open is routed as well; it
       # yields and closes like IO.open.
-      def open(*args, **options)
+      def open(*args, **options, &block)
         return super unless Replace.routed?(self)
 
         sock = new(*args, **options)

@@ -1,0 +1,49 @@
+# frozen_string_literal: true
+
+require "minitest/autorun"
+require "rbconfig"
+require "tmpdir"
+require "fileutils"
+
+# Finding libhev2.so: the error names every place tried.
+class TestLibrary < Minitest::Test
+  LIB = File.expand_path("../lib", __dir__)
+
+  def load_with(env, lib_dir = LIB)
+    out = IO.popen(env, [RbConfig.ruby, "-I#{lib_dir}", "-e", 'require "hev2"; print Hev2.library[:path]'],
+                   err: %i[child out], &:read)
+    [$?.success?, out]
+  end
+
+  def test_an_explicit_path_that_does_not_exist_is_named
+    ok, out = load_with({ "HEV2_LIBRARY" => "/nonexistent/libhev2.so" })
+    refute ok
+    assert_includes out, "Hev2::LibraryError"
+    assert_includes out, "/nonexistent/libhev2.so (no such file)"
+  end
+
+  def test_a_file_that_is_not_a_library_gives_the_loader_message
+    ok, out = load_with({ "HEV2_LIBRARY" => __FILE__ })
+    refute ok
+    assert_includes out, __FILE__
+    assert_match(/invalid ELF header|file too short/, out)
+  end
+
+  def test_every_candidate_is_listed_when_none_loads
+    Dir.mktmpdir do |dir|
+      FileUtils.cp_r(LIB, dir) # a copy with no native/ and no build/ next to it
+      ok, out = load_with({ "HEV2_LIBRARY" => nil, "LD_LIBRARY_PATH" => dir }, File.join(dir, "lib"))
+      refute ok
+      assert_includes out, File.join(dir, "lib/hev2/native/libhev2.so")
+      assert_includes out, "build/libhev2.so (no such file)"
+      assert_match(/libhev2\.so \(.*cannot open shared object file/, out)
+      assert_includes out, "HEV2_LIBRARY"
+    end
+  end
+
+  def test_found_in_the_repository_build_without_the_variable
+    ok, out = load_with({ "HEV2_LIBRARY" => nil })
+    assert ok, out
+    assert_equal File.realpath(File.expand_path("../../../build/libhev2.so", __dir__)), File.realpath(out)
+  end
+end
