@@ -17,3 +17,12 @@ test-resolvers: testbed-tools
 	$(GO) test -race -count=1 -run 'System|DNS|Hosts|ResolvConf|Flight' ./core/
 	$(GO) test -count=1 -v ./internal/resolvertest/
 	@if [ "$$(id -u)" = 0 ]; then $(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"; fi
+
+# The plain C baseline of the benchmarks.
+$(BUILD)/gai_loop: internal/resolvertest/cbench/gai_loop.c
+	@mkdir -p $(BUILD)
+	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
+
+bench-resolvers: $(BUILD)/gai_loop
+	$(GO) build -o $(BUILD)/resolverbench ./internal/resolvertest/resolverbench
+	$(BUILD)/resolverbench -gai-loop $(BUILD)/gai_loop
