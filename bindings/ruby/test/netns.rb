@@ -12,7 +12,8 @@ class TestNetns
     Process.uid.zero? && system("ip", "netns", "list", out: File::NULL, err: File::NULL)
   end
 
-  def initialize
+  # extra_hosts: lines appended to the namespace's hosts file.
+  def initialize(extra_hosts: "")
     @name = "hev2rb-#{Process.pid}"
     @etc = "/etc/netns/#{@name}"
     system("ip", "netns", "delete", @name, err: File::NULL) # a leftover of a killed run
@@ -20,7 +21,7 @@ class TestNetns
     run("ip", "-n", @name, "link", "set", "lo", "up")
     FileUtils.mkdir_p(@etc)
     File.write("#{@etc}/resolv.conf", "nameserver 127.0.0.1\noptions timeout:2 attempts:1\n")
-    File.write("#{@etc}/hosts", "127.0.0.1 localhost\n::1 localhost\n")
+    File.write("#{@etc}/hosts", "127.0.0.1 localhost\n::1 localhost\n#{extra_hosts}")
   end
 
   # argv run inside the namespace (ip netns exec bind-mounts the files).

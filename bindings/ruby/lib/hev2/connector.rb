@@ -94,7 +94,8 @@ module Hev2
       fd = EVENTFD.call(conn)
       raise call_error(fd, host, port) if fd.negative?
 
-      io = IO.for_fd(fd, autoclose: false)
+      io = IO.for_fd(fd) # (no keyword hash: two objects fewer per call)
+      io.autoclose = false # the eventfd belongs to the handle
       loop do
         Thread.handle_interrupt(ALLOW) { io.wait_readable }
         rc = RESULT.call(conn, scratch.address + Scratch::RESULT)

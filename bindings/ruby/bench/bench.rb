@@ -1,0 +1,67 @@
+# frozen_string_literal: true
+
+# make bench-ruby: Hev2.tcp beside Socket.tcp in the same Ruby process.
+#  1. loopback, IP literal (time per connection, objects allocated per call);
+#  2. a name with both families whose IPv6 address drops SYNs, resolved by
+#     both from the same hosts file inside a test namespace (root only; see
+#     bench/dual_name.rb).
+require "rbconfig"
+require "socket"
+require "hev2"
+require_relative "measure"
+require_relative "../test/netns"
+
+puts "ruby #{RUBY_VERSION} (#{RbConfig.ruby}), libhev2 #{Hev2.library[:version]}"
+Hev2.init
+
+# A server in another process, so its allocations are not counted here.
+server_r, server_w = IO.pipe
+server = Process.spawn(RbConfig.ruby, "-rsocket", "-e", <<~RUBY, out: server_w)
+  s = TCPServer.new("127.0.0.1", 0)
+  s.listen(1024)
+  $stdout.puts s.addr[1]
+  $stdout.flush
+  loop { s.accept.close }
+RUBY
+server_w.close
+port = Integer(server_r.gets)
+
+# The library alone: hev2_connect + hev2_wait in C (GVL released, not
+# interruptible) + hev2_result, to tell the engine's time from the gem's.
+scratch = Hev2::Scratch.new
+f = Hev2::Native::F
+library_alone = lambda do
+  f[:hev2_connect_len].call(Fiddle::Pointer["127.0.0.1"].to_i, 9, scratch.port_string(port), 0, scratch.address)
+  conn = scratch.u64(Hev2::Scratch::OUT)
+  f[:hev2_wait].call(conn, -1)
+  f[:hev2_result].call(conn, scratch.address + Hev2::Scratch::RESULT)
+  fd = scratch.i32(Hev2::Scratch::RESULT + Hev2::Layout::RESULT[:fd])
+  f[:hev2_release].call(conn)
+  IO.for_fd(fd).close
+end
+
+begin
+  results = Measure.compare(
+    rounds: 7, per_round: 300,
+    "Hev2.tcp(\"127.0.0.1\")": -> { Hev2.tcp("127.0.0.1", port, &:close) },
+    "Socket.tcp(\"127.0.0.1\")": -> { Socket.tcp("127.0.0.1", port, &:close) },
+    "(libhev2 alone, waiting in C)": library_alone,
+  )
+  Measure.report("loopback, IP literal (median of 7 rounds x 300)", results,
+                 base: :"Hev2.tcp(\"127.0.0.1\")", other: :"Socket.tcp(\"127.0.0.1\")")
+ensure
+  Process.kill(:TERM, server)
+  Process.wait(server)
+end
+
+if TestNetns.usable?
+  ns = TestNetns.new(extra_hosts: "::1 dual.hev2.test\n127.0.0.1 dual.hev2.test\n")
+  begin
+    system(*ns.command(RbConfig.ruby, *$LOAD_PATH.grep(/hev2|bindings/).map { |d| "-I#{d}" },
+                       File.join(__dir__, "dual_name.rb"))) or abort "dual_name.rb failed"
+  ensure
+    ns.close
+  end
+else
+  puts "SKIP: the dual-family name case needs root (a network namespace for its hosts file)"
+end
