@@ -85,11 +85,13 @@ func (b bedClient) Command(name string, args ...string) *exec.Cmd {
 }
 
 // inChild runs scenario a in namespace ns and decodes its JSON into out.
-func inChild(t testing.TB, ns commander, a childArgs, out any) {
+// files become the child's fds 3, 4, ...
+func inChild(t testing.TB, ns commander, a childArgs, out any, files ...*os.File) {
 	t.Helper()
 	raw, _ := json.Marshal(a)
 	cmd := ns.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	cmd.ExtraFiles = files
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()
@@ -123,6 +125,8 @@ func runChild(a childArgs) (any, error) {
 		return childShared(a)
 	case "connect":
 		return childConnect(a)
+	case "nothread":
+		return childNoThread(a)
 	}
 	return nil, fmt.Errorf("unknown mode %q", a.Mode)
 }
@@ -453,4 +457,54 @@ func childConnect(a childArgs) (any, error) {
 	syscall.Close(res.FD)
 	rep.Addr, rep.ElapsedMS = res.Addr.Addr().String(), float64(res.Elapsed.Microseconds())/1000
 	return rep, nil
+}
+
+// childNoThread joins a pids cgroup of the test's own, caps it at the threads it
+// already has, and looks a name up: no thread can be created, and the
+// caller must get EAI_SYSTEM with pthread_create's errno, not a crash.
+func childNoThread(a childArgs) (any, error) {
+	r := core.NewSystemResolver(0)
+	if _, err := r.LookupFamily(context.Background(), "localhost", core.IPv4); err != nil {
+		return nil, fmt.Errorf("warm-up lookup: %w", err)
+	}
+	// Give the Go runtime spare threads (Ms) now: it aborts the process
+	// when it cannot create one it needs later.
+	var wg sync.WaitGroup
+	for i := 0; i < 6; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ts := syscall.Timespec{Nsec: int64(30 * time.Millisecond)}
+			syscall.Nanosleep(&ts, nil)
+		}()
+	}
+	wg.Wait()
+	waitPoolEmpty()
+	// `ip netns exec` mounts a sysfs of the namespace's own, without the
+	// cgroup tree: the parent passed the cgroup's files as fds 3, 4, 5.
+	procs, pidsMax, pidsCurrent := os.NewFile(3, "cgroup.procs"), os.NewFile(4, "pids.max"), os.NewFile(5, "pids.current")
+	write := func(f *os.File, value string) error {
+		_, err := f.WriteAt([]byte(value), 0)
+		return err
+	}
+	if err := write(procs, strconv.Itoa(os.Getpid())); err != nil {
+		return nil, err
+	}
+	cur := make([]byte, 32)
+	n, err := pidsCurrent.ReadAt(cur, 0)
+	if n == 0 {
+		return nil, fmt.Errorf("pids.current: %v", err)
+	}
+	if err := write(pidsMax, strings.TrimSpace(string(cur[:n]))); err != nil {
+		return nil, err
+	}
+	addrs, err := r.LookupFamily(context.Background(), "capped.test", core.IPv4)
+	capped := outcome(core.IPv4, addrs, err, 0)
+	threadErrors := r.Stats().ThreadErrors
+	if err := write(pidsMax, "max"); err != nil {
+		return nil, err
+	}
+	addrs, err = r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	after := outcome(core.IPv4, addrs, err, 0)
+	return map[string]any{"capped": capped, "thread_errors": threadErrors, "after": after}, nil
 }

@@ -3,6 +3,7 @@ package resolvertest_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"net/netip"
 	"os"
 	"runtime"
@@ -332,4 +333,66 @@ func TestSystemAddrConfigFollowsChanges(t *testing.T) {
 		t.Fatal("the new IPv6 address was never seen")
 	}
 	wantAddrs(t, byFamily(rep.Lookups, core.IPv6), v6addr.String())
+}
+
+// When no thread can be created (a pids cgroup at its limit), the lookup
+// fails with EAI_SYSTEM and pthread_create's errno (EAGAIN), not with a
+// misleading EAI_AGAIN and not with a crash; once threads can be had again,
+// lookups work.
+func TestSystemNoThreadIsEAISystem(t *testing.T) {
+	ns, _ := testNamespace(t, resolvertest.Stack{})
+	cg := pidsCgroup(t)
+	var out struct {
+		Capped       lookupOutcome
+		ThreadErrors uint64 `json:"thread_errors"`
+		After        lookupOutcome
+	}
+	var files []*os.File
+	for _, name := range []string{"cgroup.procs", "pids.max", "pids.current"} {
+		flag := os.O_WRONLY
+		if name == "pids.current" {
+			flag = os.O_RDONLY
+		}
+		f, err := os.OpenFile(cg+"/"+name, flag, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		files = append(files, f)
+	}
+	inChild(t, ns, childArgs{Mode: "nothread", IdleMS: 20}, &out, files...)
+	t.Logf("%+v", out)
+	if out.Capped.Code != core.EAI_SYSTEM || syscall.Errno(out.Capped.Errno) != syscall.EAGAIN || out.ThreadErrors != 1 {
+		t.Errorf("with no thread to be had: code %d errno %d (%s), thread errors %d; want EAI_SYSTEM with EAGAIN",
+			out.Capped.Code, out.Capped.Errno, out.Capped.Err, out.ThreadErrors)
+	}
+	wantAddrs(t, out.After, "127.0.0.1")
+}
+
+// pidsCgroup makes a pids cgroup of the test's own (cgroup v1 or v2) and
+// removes it afterwards.
+func pidsCgroup(t *testing.T) string {
+	t.Helper()
+	base := "/sys/fs/cgroup/pids" // cgroup v1
+	if _, err := os.Stat(base); err != nil {
+		ctl, _ := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control")
+		if !strings.Contains(string(ctl), "pids") {
+			t.Skip("SKIP: no pids cgroup controller to cap thread creation with")
+		}
+		base = "/sys/fs/cgroup"
+	}
+	dir := fmt.Sprintf("%s/hev2r-%d", base, os.Getpid())
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for i := 0; i < 100; i++ {
+			if os.Remove(dir) == nil {
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		t.Errorf("cgroup %s not removed", dir)
+	})
+	return dir
 }
