@@ -57,3 +57,12 @@ $(BUILD)/hev2-demo-listeners: examples/c/hev2-demo-listeners.c
 # demo-capi: the fallback timeline on loopback (make demo runs it).
 demo-capi: capi $(BUILD)/hev2-demo-listeners
 	@examples/c/demo.sh $(BUILD)
+
+# ---- the C test suite (tests/c) ---------------------------------------------
+CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs
+CAPI_TEST_BINS := $(addprefix $(BUILD)/tests/c/,$(CAPI_TESTS))
+CAPI_TEST_LIBS := -lpthread -ldl
+
+$(BUILD)/tests/c/%: tests/c/%.c tests/c/util.c tests/c/util.h tests/c/check.h include/hev2.h $(CAPI_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
