@@ -104,9 +104,9 @@ def check(status: int) -> int:
     text = _abi.strerror(status)
     if status == _abi.EFORKED:
         raise ForkedError(
-            f"hev2: {text} (pid {os.getpid()}): the library was loaded before this process forked, and "
-            "its Go runtime does not survive fork(). Connect in the parent, or start workers with the "
-            "'spawn' or 'forkserver' multiprocessing start method."
+            f"hev2: {text} (pid {os.getpid()}, forked after libhev2 was loaded; its Go runtime does not "
+            "survive fork). Connect in the parent, or start workers with the 'spawn' or 'forkserver' "
+            "multiprocessing start method."
         )
     if status == _abi.ESYSTEM:
         code = ctypes.get_errno() or errno_mod.EIO
