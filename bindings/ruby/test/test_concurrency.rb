@@ -78,6 +78,22 @@ class TestConcurrency < Minitest::Test
     end
   end
 
+  def test_ctrl_c_interrupts_and_leaves_nothing
+    with_blackhole("::1") do |port|
+      Hev2.init
+      fds = Loopback.open_fds
+      live = Hev2.stats[:handles_live]
+      signaller = Thread.new do
+        sleep 0.1
+        Process.kill(:INT, Process.pid)
+      end
+      t = elapsed { assert_raises(Interrupt) { Hev2.tcp("::1", port) } }
+      signaller.join
+      assert_operator t, :<, 0.5
+      assert_nothing_left(fds, live)
+    end
+  end
+
   def test_many_threads_at_once
     v6, v4, port = Loopback.dual_listeners
     closing(v6, v4) do
