@@ -1,0 +1,320 @@
+/* The bad-input table: each row is one thing a caller can get wrong and
+ * the status it must get back — never a crash, an exit or a hang. After
+ * the table: no handle, fd or callback was left behind by any refused call,
+ * and every function answers HEV2_EHANDLE for a stale handle. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util.h"
+
+static struct server srv;
+static char port[16];
+static atomic_int callbacks;
+
+static void on_done(hev2_conn c, int status, void *data)
+{
+	(void)c, (void)status, (void)data;
+	atomic_fetch_add(&callbacks, 1);
+}
+
+/* base: valid options with a callback, so a refused connect that fired it
+ * anyway would be seen. */
+static hev2_options base(void)
+{
+	hev2_options o;
+	hev2_options_init(&o);
+	o.on_done = on_done;
+	return o;
+}
+
+/* try connects with o and releases a handle if one was (wrongly) made. */
+static int try(const char *host, const char *p, hev2_options o)
+{
+	hev2_conn c = 12345;
+	int rc = hev2_connect(host, p, &o, &c);
+	if (rc == HEV2_OK)
+		hev2_release(c);
+	else if (c != 0)
+		return -1000; /* *out must be 0 on error */
+	return rc;
+}
+
+static char long_host[10001];
+static char host254[255];
+
+/* ---- rows -------------------------------------------------------------- */
+#define ROW(name, want, expr)                                                  \
+	static int name(void)                                                  \
+	{                                                                      \
+		hev2_options o = base();                                       \
+		(void)o;                                                       \
+		return (expr);                                                 \
+	}
+
+ROW(host_null, HEV2_EHOST, try(NULL, port, o))
+ROW(host_empty, HEV2_EHOST, try("", port, o))
+ROW(host_254, HEV2_EHOST, try(host254, port, o))
+ROW(host_10000, HEV2_EHOST, try(long_host, port, o))
+ROW(host_brackets_only, HEV2_EHOST, try("[]", port, o))
+static int host_nul_inside(void)
+{
+	hev2_options o = base();
+	hev2_conn c = 1;
+	return hev2_connect_len("127.0.0.1\0evil.test", 19, port, &o, &c);
+}
+static int host_len_zero(void)
+{
+	hev2_conn c = 1;
+	return hev2_connect_len("127.0.0.1", 0, port, NULL, &c);
+}
+static int host_len_null(void)
+{
+	hev2_conn c = 1;
+	return hev2_connect_len(NULL, 5, port, NULL, &c);
+}
+ROW(port_null, HEV2_EPORT, try("127.0.0.1", NULL, o))
+ROW(port_empty, HEV2_EPORT, try("127.0.0.1", "", o))
+ROW(port_zero, HEV2_EPORT, try("127.0.0.1", "0", o))
+ROW(port_65536, HEV2_EPORT, try("127.0.0.1", "65536", o))
+ROW(port_negative, HEV2_EPORT, try("127.0.0.1", "-1", o))
+ROW(port_unknown_service, HEV2_EPORT, try("127.0.0.1", "no-such-service-hev2", o))
+ROW(port_trailing_junk, HEV2_EPORT, try("127.0.0.1", "80x", o))
+ROW(port_huge_number, HEV2_EPORT, try("127.0.0.1", "99999999999999999999", o))
+static int out_null(void) { return hev2_connect("127.0.0.1", port, NULL, NULL); }
+ROW(size_zero, HEV2_EOPTIONS, (o.size = 0, try("127.0.0.1", port, o)))
+ROW(size_one_short, HEV2_EOPTIONS, (o.size = sizeof o - 1, try("127.0.0.1", port, o)))
+ROW(size_garbage, HEV2_EOPTIONS, (o.size = (size_t)1 << 40, try("127.0.0.1", port, o)))
+ROW(resolv_timeout_negative, HEV2_EOPTIONS, (o.resolv_timeout_ms = -1, try("127.0.0.1", port, o)))
+ROW(connect_timeout_over_a_day, HEV2_EOPTIONS, (o.connect_timeout_ms = HEV2_MAX_TIMEOUT_MS + 1, try("127.0.0.1", port, o)))
+ROW(open_timeout_int_min, HEV2_EOPTIONS, (o.open_timeout_ms = INT_MIN, try("127.0.0.1", port, o)))
+ROW(open_with_connect_timeout, HEV2_EOPTIONS, (o.open_timeout_ms = 100, o.connect_timeout_ms = 100, try("127.0.0.1", port, o)))
+ROW(resolution_delay_negative, HEV2_EOPTIONS, (o.resolution_delay_ms = -5, try("127.0.0.1", port, o)))
+ROW(attempt_delay_int_max, HEV2_EOPTIONS, (o.connection_attempt_delay_ms = INT_MAX, try("127.0.0.1", port, o)))
+ROW(keepalive_negative, HEV2_EOPTIONS, (o.keepalive_ms = -1, try("127.0.0.1", port, o)))
+ROW(first_count_negative, HEV2_EOPTIONS, (o.first_address_family_count = -1, try("127.0.0.1", port, o)))
+ROW(first_count_65, HEV2_EOPTIONS, (o.first_address_family_count = 65, try("127.0.0.1", port, o)))
+ROW(family_unknown, HEV2_EOPTIONS, (o.family = 99, try("127.0.0.1", port, o)))
+ROW(fast_fallback_2, HEV2_EOPTIONS, (o.fast_fallback = 2, try("127.0.0.1", port, o)))
+ROW(nodelay_negative, HEV2_EOPTIONS, (o.nodelay = -1, try("127.0.0.1", port, o)))
+ROW(blocking_7, HEV2_EOPTIONS, (o.blocking = 7, try("127.0.0.1", port, o)))
+ROW(record_events_3, HEV2_EOPTIONS, (o.record_events = 3, try("127.0.0.1", port, o)))
+ROW(local_not_ip, HEV2_EOPTIONS, (o.local_host = "not-an-ip", try("127.0.0.1", port, o)))
+ROW(local_port_70000, HEV2_EOPTIONS, (o.local_port = 70000, try("127.0.0.1", port, o)))
+ROW(local_port_negative, HEV2_EOPTIONS, (o.local_port = -1, try("127.0.0.1", port, o)))
+ROW(local_v6_family_4, HEV2_EOPTIONS, (o.local_host = "::1", o.family = AF_INET, try("127.0.0.1", port, o)))
+ROW(resolver_unknown, HEV2_EOPTIONS, (o.resolver = 9, try("127.0.0.1", port, o)))
+ROW(nameserver_malformed, HEV2_EOPTIONS, (o.nameservers = "not-a-server", try("127.0.0.1", port, o)))
+ROW(nameserver_port_zero, HEV2_EOPTIONS, (o.nameservers = "127.0.0.1:0", try("127.0.0.1", port, o)))
+ROW(nameserver_with_system, HEV2_EOPTIONS, (o.resolver = HEV2_RESOLVER_SYSTEM, o.nameservers = "127.0.0.1", try("127.0.0.1", port, o)))
+ROW(static_no_colon, HEV2_EOPTIONS, (o.static_hosts = "name.test", try("127.0.0.1", port, o)))
+ROW(static_bad_addr, HEV2_EOPTIONS, (o.static_hosts = "name.test:999.1.1.1", try("127.0.0.1", port, o)))
+ROW(static_empty, HEV2_EOPTIONS, (o.static_hosts = "", try("127.0.0.1", port, o)))
+ROW(static_empty_list, HEV2_EOPTIONS, (o.static_hosts = "name.test:", try("127.0.0.1", port, o)))
+ROW(job_out_of_range, HEV2_EOPTIONS, (o.job = HEV2_MAX_JOBS + 1, try("127.0.0.1", port, o)))
+
+static int wait_handle_zero(void) { return hev2_wait(0, 0); }
+static int wait_never_issued(void) { return hev2_wait(0xdeadbeefcafeULL, 0); }
+static int wait_timeout_minus_2(void) { return hev2_wait(1, -2); }
+static int wait_timeout_huge(void) { return hev2_wait(1, INT_MAX); }
+static int fd_handle_zero(void) { return hev2_fd(0); }
+static int cancel_never_issued(void) { return hev2_cancel(UINT64_MAX); }
+static int release_never_issued(void) { return hev2_release(777777777); }
+static int release_zero_is_ok(void) { return hev2_release(0); }
+static int result_null(void) { return hev2_result(1, NULL); }
+static int result_size_zero(void)
+{
+	hev2_result_info r = {.size = 0};
+	return hev2_result(1, &r);
+}
+static int result_size_garbage(void)
+{
+	hev2_result_info r;
+	memset(&r, 0xff, sizeof r);
+	return hev2_result(1, &r);
+}
+static int result_never_issued(void)
+{
+	hev2_result_info r = {.size = sizeof r};
+	return hev2_result(424242424242ULL, &r);
+}
+static int attempt_null(void) { return hev2_get_attempt(1, 0, NULL); }
+static int event_size_small(void)
+{
+	hev2_event_info e = {.size = sizeof e - 8};
+	return hev2_get_event(1, 0, &e);
+}
+static int stats_null(void) { return hev2_stats(NULL); }
+static int stats_size_small(void)
+{
+	hev2_stats_info s = {.size = 4};
+	return hev2_stats(&s);
+}
+static int options_init_null(void) { return hev2_options_init(NULL); }
+static int max_handles_zero(void) { return hev2_set_max_handles(0); }
+static int max_handles_negative(void) { return hev2_set_max_handles(-5); }
+static int max_handles_absurd(void) { return hev2_set_max_handles(2000000); }
+static void nop_job(void *d) { (void)d; }
+static int job_register_null_fn(void)
+{
+	hev2_job j;
+	return hev2_job_register(NULL, NULL, 0, &j);
+}
+static int job_register_null_out(void) { return hev2_job_register(nop_job, NULL, 0, NULL); }
+static int job_register_bad_flags(void)
+{
+	hev2_job j;
+	return hev2_job_register(nop_job, NULL, 0x80, &j);
+}
+static int job_trigger_zero(void) { return hev2_job_trigger(0); }
+static int job_trigger_out_of_range(void) { return hev2_job_trigger(HEV2_MAX_JOBS + 1); }
+static int job_trigger_unregistered(void) { return hev2_job_trigger(HEV2_MAX_JOBS); }
+
+static const struct row {
+	const char *name;
+	int (*fn)(void);
+	int want;
+} rows[] = {
+#define R(name, want) {#name, name, want}
+	R(host_null, HEV2_EHOST),
+	R(host_empty, HEV2_EHOST),
+	R(host_254, HEV2_EHOST),
+	R(host_10000, HEV2_EHOST),
+	R(host_brackets_only, HEV2_EHOST),
+	R(host_nul_inside, HEV2_EHOST),
+	R(host_len_zero, HEV2_EHOST),
+	R(host_len_null, HEV2_EHOST),
+	R(port_null, HEV2_EPORT),
+	R(port_empty, HEV2_EPORT),
+	R(port_zero, HEV2_EPORT),
+	R(port_65536, HEV2_EPORT),
+	R(port_negative, HEV2_EPORT),
+	R(port_unknown_service, HEV2_EPORT),
+	R(port_trailing_junk, HEV2_EPORT),
+	R(port_huge_number, HEV2_EPORT),
+	R(out_null, HEV2_EINVAL),
+	R(size_zero, HEV2_EOPTIONS),
+	R(size_one_short, HEV2_EOPTIONS),
+	R(size_garbage, HEV2_EOPTIONS),
+	R(resolv_timeout_negative, HEV2_EOPTIONS),
+	R(connect_timeout_over_a_day, HEV2_EOPTIONS),
+	R(open_timeout_int_min, HEV2_EOPTIONS),
+	R(open_with_connect_timeout, HEV2_EOPTIONS),
+	R(resolution_delay_negative, HEV2_EOPTIONS),
+	R(attempt_delay_int_max, HEV2_EOPTIONS),
+	R(keepalive_negative, HEV2_EOPTIONS),
+	R(first_count_negative, HEV2_EOPTIONS),
+	R(first_count_65, HEV2_EOPTIONS),
+	R(family_unknown, HEV2_EOPTIONS),
+	R(fast_fallback_2, HEV2_EOPTIONS),
+	R(nodelay_negative, HEV2_EOPTIONS),
+	R(blocking_7, HEV2_EOPTIONS),
+	R(record_events_3, HEV2_EOPTIONS),
+	R(local_not_ip, HEV2_EOPTIONS),
+	R(local_port_70000, HEV2_EOPTIONS),
+	R(local_port_negative, HEV2_EOPTIONS),
+	R(local_v6_family_4, HEV2_EOPTIONS),
+	R(resolver_unknown, HEV2_EOPTIONS),
+	R(nameserver_malformed, HEV2_EOPTIONS),
+	R(nameserver_port_zero, HEV2_EOPTIONS),
+	R(nameserver_with_system, HEV2_EOPTIONS),
+	R(static_no_colon, HEV2_EOPTIONS),
+	R(static_bad_addr, HEV2_EOPTIONS),
+	R(static_empty, HEV2_EOPTIONS),
+	R(static_empty_list, HEV2_EOPTIONS),
+	R(job_out_of_range, HEV2_EOPTIONS),
+	R(wait_handle_zero, HEV2_EHANDLE),
+	R(wait_never_issued, HEV2_EHANDLE),
+	R(wait_timeout_minus_2, HEV2_EINVAL),
+	R(wait_timeout_huge, HEV2_EINVAL),
+	R(fd_handle_zero, HEV2_EHANDLE),
+	R(cancel_never_issued, HEV2_EHANDLE),
+	R(release_never_issued, HEV2_EHANDLE),
+	R(release_zero_is_ok, HEV2_OK),
+	R(result_null, HEV2_EINVAL),
+	R(result_size_zero, HEV2_EINVAL),
+	R(result_size_garbage, HEV2_EINVAL),
+	R(result_never_issued, HEV2_EHANDLE),
+	R(attempt_null, HEV2_EINVAL),
+	R(event_size_small, HEV2_EINVAL),
+	R(stats_null, HEV2_EINVAL),
+	R(stats_size_small, HEV2_EINVAL),
+	R(options_init_null, HEV2_EINVAL),
+	R(max_handles_zero, HEV2_EINVAL),
+	R(max_handles_negative, HEV2_EINVAL),
+	R(max_handles_absurd, HEV2_EINVAL),
+	R(job_register_null_fn, HEV2_EINVAL),
+	R(job_register_null_out, HEV2_EINVAL),
+	R(job_register_bad_flags, HEV2_EINVAL),
+	R(job_trigger_zero, HEV2_EINVAL),
+	R(job_trigger_out_of_range, HEV2_EINVAL),
+	R(job_trigger_unregistered, HEV2_EINVAL),
+#undef R
+};
+
+/* Every handle function on a released (stale) handle: HEV2_EHANDLE. */
+static void test_stale_handle(void)
+{
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", port, NULL, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, 5000), HEV2_OK);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	hev2_result_info r = {.size = sizeof r};
+	hev2_attempt_info a = {.size = sizeof a};
+	hev2_event_info e = {.size = sizeof e};
+	CHECK_RC(hev2_wait(c, 0), HEV2_EHANDLE);
+	CHECK_RC(hev2_wait(c, -1), HEV2_EHANDLE);
+	CHECK_RC(hev2_fd(c), HEV2_EHANDLE);
+	CHECK_RC(hev2_cancel(c), HEV2_EHANDLE);
+	CHECK_RC(hev2_result(c, &r), HEV2_EHANDLE);
+	CHECK_RC(hev2_get_attempt(c, 0, &a), HEV2_EHANDLE);
+	CHECK_RC(hev2_get_event(c, 0, &e), HEV2_EHANDLE);
+	CHECK_RC(hev2_release(c), HEV2_EHANDLE);
+	CHECK(strcmp(hev2_errmsg(c), hev2_strerror(HEV2_EHANDLE)) == 0);
+	/* A newer handle is never reached through the old id. */
+	hev2_conn d;
+	CHECK_RC(hev2_connect("127.0.0.1", port, NULL, &d), HEV2_OK);
+	CHECK(d != c);
+	CHECK_RC(hev2_cancel(c), HEV2_EHANDLE);
+	CHECK_RC(hev2_release(d), HEV2_OK);
+}
+
+int main(void)
+{
+	if (server_start(&srv, AF_INET) < 0)
+		return 1;
+	snprintf(port, sizeof port, "%d", srv.port);
+	memset(long_host, 'a', sizeof long_host - 1);
+	memset(host254, 'b', sizeof host254 - 1);
+	warm_up(srv.port);
+
+	int fds = count_fds();
+	hev2_stats_info s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
+	CHECK_RC(hev2_stats(&s0), HEV2_OK);
+	int n = (int)(sizeof rows / sizeof *rows);
+	for (int i = 0; i < n; i++) {
+		int got = rows[i].fn();
+		check_count++;
+		if (got != rows[i].want) {
+			check_failures++;
+			fprintf(stderr, "bad input %-28s -> %d (%s), want %d (%s)\n", rows[i].name, got,
+			        hev2_strerror(got), rows[i].want, hev2_strerror(rows[i].want));
+		}
+	}
+	printf("bad-input table: %d rows\n", n);
+	CHECK(n >= 30);
+	CHECK(wait_idle(2000));
+	usleep(50000);
+	CHECK_RC(hev2_stats(&s1), HEV2_OK);
+	CHECK_INT(s1.handles_created, s0.handles_created); /* nothing started */
+	CHECK_INT(s1.handles_live, s0.handles_live);
+	CHECK_INT(atomic_load(&callbacks), 0);
+	CHECK_FDS(fds);
+	test_stale_handle();
+	return check_done("test_badinput");
+}
