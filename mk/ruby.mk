@@ -31,7 +31,7 @@ suite-ruby: capi-lib testbed-tools
 # HEV2_LIBRARY set: proves the gem finds the library it ships.
 gem-ruby: capi-lib
 	rm -rf $(RUBY_GEM_DIR) && mkdir -p $(RUBY_GEM_DIR)/src
-	cp -r $(RUBY_DIR)/hev2.gemspec $(RUBY_DIR)/lib $(RUBY_DIR)/bin $(RUBY_GEM_DIR)/src/
+	cp -r $(RUBY_DIR)/hev2.gemspec $(RUBY_DIR)/README.md $(RUBY_DIR)/lib $(RUBY_DIR)/bin $(RUBY_GEM_DIR)/src/
 	rm -rf $(RUBY_GEM_DIR)/src/lib/hev2/native && mkdir -p $(RUBY_GEM_DIR)/src/lib/hev2/native
 	cp $(BUILD)/libhev2.so $(RUBY_GEM_DIR)/src/lib/hev2/native/
 	cd $(RUBY_GEM_DIR)/src && gem build --quiet hev2.gemspec -o ../hev2.gem

@@ -48,6 +48,15 @@ module Hev2
       Scratch.release(s) if s
     end
 
+    # Caps the connections running at once (library default 4096); beyond
+    # it Hev2.tcp raises Hev2::Error (HEV2_ECAPACITY) without starting one.
+    def max_handles=(max)
+      raise TypeError, "max_handles must be an Integer" unless max.is_a?(Integer)
+
+      rc = Native::F[:hev2_set_max_handles].call(max)
+      raise ArgumentError, "max_handles #{max}: #{Native.strerror(rc)}" unless rc == Native::OK
+    end
+
     # The libhev2 in use: its path and version number.
     def library
       { path: Native::PATH, version: Native::VERSION }

@@ -35,7 +35,7 @@ class TestConcurrency < Minitest::Test
 
   def test_timeout_interrupts_at_once_and_leaves_nothing
     with_blackhole("::1") do |port|
-      Hev2.init
+      warm_up
       fds = Loopback.open_fds
       live = Hev2.stats[:handles_live]
       t = elapsed do
@@ -50,7 +50,7 @@ class TestConcurrency < Minitest::Test
 
   def test_thread_raise_interrupts_and_leaves_nothing
     with_blackhole do |port|
-      Hev2.init
+      warm_up
       fds = Loopback.open_fds
       live = Hev2.stats[:handles_live]
       th = Thread.new { Hev2.tcp("127.0.0.1", port) }
@@ -67,7 +67,7 @@ class TestConcurrency < Minitest::Test
 
   def test_thread_kill_leaves_nothing
     with_blackhole do |port|
-      Hev2.init
+      warm_up
       fds = Loopback.open_fds
       live = Hev2.stats[:handles_live]
       th = Thread.new { Hev2.tcp("127.0.0.1", port) }
@@ -80,7 +80,7 @@ class TestConcurrency < Minitest::Test
 
   def test_ctrl_c_interrupts_and_leaves_nothing
     with_blackhole("::1") do |port|
-      Hev2.init
+      warm_up
       fds = Loopback.open_fds
       live = Hev2.stats[:handles_live]
       signaller = Thread.new do
@@ -91,6 +91,21 @@ class TestConcurrency < Minitest::Test
       signaller.join
       assert_operator t, :<, 0.5
       assert_nothing_left(fds, live)
+    end
+  end
+
+  def test_over_capacity_is_an_error_not_a_wait
+    with_blackhole do |port|
+      Hev2.max_handles = 1
+      pending = Thread.new { Hev2.tcp("127.0.0.1", port, connect_timeout: 0.5) }
+      pending.report_on_exception = false
+      assert eventually { Hev2.stats[:handles_running] == 1 }
+      e = assert_raises(Hev2::Error) { Hev2.tcp("127.0.0.1", port) }
+      assert_equal Hev2::Native::ECAPACITY, e.status
+      assert_raises(Errno::ETIMEDOUT) { pending.value }
+      assert_raises(ArgumentError) { Hev2.max_handles = 0 }
+    ensure
+      Hev2.max_handles = 4096
     end
   end
 
