@@ -16,9 +16,9 @@ TESTBED_GONET := $(BUILD)/hev2-peer-gonet
 TESTBED_SUITE := $(TESTBED_BIN) suite
 TESTBED_GO_SOURCES = $(shell find internal/testbed cmd/hev2-testbed cmd/hev2-dial core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
-# Columns of `make scenarios`: hev2's Go API first, other front-ends as they
-# append themselves, then the peers.
-SCENARIO_CLIENTS += --client "hev2-go=$(TESTBED_DIAL)" \
+# Columns of `make scenarios`: hev2's Go API first, the other front-ends as
+# they append themselves to SCENARIO_CLIENTS, then the peers.
+SCENARIO_GO = --client "hev2-go=$(TESTBED_DIAL)" \
 	--client "hev2-go-builtin=$(TESTBED_DIAL) --resolver builtin"
 SCENARIO_PEERS = --client "go-net.Dialer=$(TESTBED_GONET)" \
 	--client "py-asyncio=/usr/bin/python3 internal/testbed/peers/asyncio_client.py" \
@@ -52,4 +52,4 @@ test-testbed: testbed-tools
 # SCENARIO_RUNS runs). Peers failing rows is data, not a failure.
 scenarios: testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: scenarios needs root (network namespaces)"; exit 0; fi; \
-	$(TESTBED_BIN) scenarios --runs $(SCENARIO_RUNS) $(SCENARIO_CLIENTS) $(SCENARIO_PEERS)
+	$(TESTBED_BIN) scenarios --runs $(SCENARIO_RUNS) $(SCENARIO_GO) $(SCENARIO_CLIENTS) $(SCENARIO_PEERS)
