@@ -63,6 +63,14 @@ CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_
 CAPI_TEST_BINS := $(addprefix $(BUILD)/tests/c/,$(CAPI_TESTS))
 CAPI_TEST_LIBS := -lpthread -ldl
 
-$(BUILD)/tests/c/%: tests/c/%.c tests/c/util.c tests/c/util.h tests/c/check.h include/hev2.h $(CAPI_LIB)
+CAPI_TEST_DEPS := tests/c/util.c tests/c/util_lib.c tests/c/util.h tests/c/check.h include/hev2.h
+
+$(BUILD)/tests/c/%: tests/c/%.c $(CAPI_TEST_DEPS) $(CAPI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
+
+# test_sigchld loads the library itself (dlopen, after installing its
+# handlers), so it must not link against it.
+$(BUILD)/tests/c/test_sigchld: tests/c/test_sigchld.c $(CAPI_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
