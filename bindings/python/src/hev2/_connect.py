@@ -19,6 +19,11 @@ from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_reque
 # the signal when the wait returns. Waking up this often bounds that delay.
 WAIT_SLICE_MS = 100
 
+# A first, short wait inside the library (GIL released): a connection that
+# is done by then (loopback, a near server) needs no eventfd at all, which
+# saves creating, polling and closing one. It delays Ctrl-C by at most this.
+FAST_WAIT_MS = 1
+
 
 def create_connection(
     address: tuple[Any, Any],
@@ -97,7 +102,8 @@ def connect_blocking(req: ConnectRequest, record_events: bool = False) -> Winner
     """Runs one connection to its outcome on the calling thread."""
     handle = Handle(req, record_events)
     try:
-        wait_done(handle)
+        if not handle.wait(FAST_WAIT_MS):
+            wait_done(handle)
         return handle.outcome()
     finally:
         # Cancels a connection still running (KeyboardInterrupt, any

@@ -1,0 +1,129 @@
+"""One connection at a time to a loopback listener, side by side in one run:
+
+  socket.create_connection              (Python's own, the baseline)
+  hev2.create_connection                (IP literal, and a name from a static list)
+  asyncio loop.create_connection(happy_eyeballs_delay=0.25)
+  hev2.aio.create_connection
+
+The listener runs in a separate process (accept and close), so that it does
+not compete for this process's GIL. Methods alternate in rounds so that
+machine noise spreads over all of them. Prints the mean and median time per
+connection and the ratio to socket.create_connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import hev2  # noqa: E402
+import hev2.aio  # noqa: E402
+
+HOST = "127.0.0.1"
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+PER_ROUND = int(os.environ.get("BENCH_PER_ROUND", "300"))
+
+ACCEPTOR = """
+import socket, sys
+l = socket.socket()
+l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(("127.0.0.1", 0))
+l.listen(4096)
+print(l.getsockname()[1], flush=True)
+while True:
+    c, _ = l.accept()
+    c.close()
+"""
+
+
+def blocking_method(connect):
+    def run(port, n):
+        times = []
+        for _ in range(n):
+            t = time.perf_counter()
+            s = connect(port)
+            times.append(time.perf_counter() - t)
+            s.close()
+        return times
+
+    return run
+
+
+def asyncio_method(connect):
+    def run(port, n):
+        async def main():
+            times = []
+            for _ in range(n):
+                t = time.perf_counter()
+                transport, _ = await connect(port)
+                times.append(time.perf_counter() - t)
+                transport.close()
+            await asyncio.sleep(0)  # let the transports finish closing
+            return times
+
+        return asyncio.run(main())
+
+    return run
+
+
+async def asyncio_he(port):
+    loop = asyncio.get_running_loop()
+    return await loop.create_connection(asyncio.Protocol, HOST, port, happy_eyeballs_delay=0.25)
+
+
+async def hev2_aio(port):
+    return await hev2.aio.create_connection(asyncio.Protocol, HOST, port)
+
+
+METHODS = {
+    "socket.create_connection": blocking_method(lambda port: socket.create_connection((HOST, port))),
+    "hev2.create_connection": blocking_method(lambda port: hev2.create_connection((HOST, port))),
+    "hev2.create_connection (static name)": blocking_method(
+        lambda port: hev2.create_connection(("bench.test", port), hosts={"bench.test": [HOST]})
+    ),
+    "asyncio create_connection(he_delay=0.25)": asyncio_method(asyncio_he),
+    "hev2.aio.create_connection": asyncio_method(hev2_aio),
+}
+
+
+def main() -> None:
+    hev2.init()
+    acceptor = subprocess.Popen([sys.executable, "-c", ACCEPTOR], stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(acceptor.stdout.readline())
+        for run in METHODS.values():  # warm-up: imports, the library's first race, caches
+            run(port, 20)
+        samples = {name: [] for name in METHODS}
+        for r in range(ROUNDS):
+            names = list(METHODS) if r % 2 == 0 else list(reversed(METHODS))
+            for name in names:
+                samples[name] += METHODS[name](port, PER_ROUND)
+    finally:
+        acceptor.kill()
+        acceptor.wait()
+
+    base_mean = statistics.mean(samples["socket.create_connection"])
+    base_median = statistics.median(samples["socket.create_connection"])
+    print(f"loopback {HOST}, {ROUNDS} rounds x {PER_ROUND} connections per method, one at a time")
+    print(f"python {sys.version.split()[0]}, libhev2 {hev2.library_version()}, load average {os.getloadavg()[0]:.2f}")
+    print(f"{'method':42} {'mean µs':>9} {'median µs':>10} {'p90 µs':>8} {'mean ratio':>11} {'median ratio':>13}")
+    for name, times in samples.items():
+        times.sort()
+        mean, median = statistics.mean(times), statistics.median(times)
+        p90 = times[int(len(times) * 0.9)]
+        print(
+            f"{name:42} {mean * 1e6:9.1f} {median * 1e6:10.1f} {p90 * 1e6:8.1f}"
+            f" {mean / base_mean:10.2f}x {median / base_median:12.2f}x"
+        )
+    print("ratio: time per connection / socket.create_connection's (the median resists machine noise)")
+
+
+if __name__ == "__main__":
+    main()
