@@ -41,6 +41,19 @@ class TestLibrary < Minitest::Test
     end
   end
 
+  # A library of another major version is refused, naming both versions.
+  def test_a_library_of_another_version_is_refused
+    Dir.mktmpdir do |dir|
+      src = File.join(dir, "fake.c")
+      File.write(src, "int hev2_version(void) { return 20000; }\n")
+      so = File.join(dir, "libhev2.so")
+      assert system(ENV.fetch("CC", "cc"), "-shared", "-fPIC", "-Wall", "-Wextra", "-Werror", src, "-o", so)
+      ok, out = load_with({ "HEV2_LIBRARY" => so })
+      refute ok
+      assert_includes out, "is libhev2 20000; this gem needs 1.x"
+    end
+  end
+
   def test_found_in_the_repository_build_without_the_variable
     ok, out = load_with({ "HEV2_LIBRARY" => nil })
     assert ok, out

@@ -85,12 +85,10 @@ module Hev2
       Scratch.release(s) if s
     end
 
-    # Waits until conn is done; hev2_result has then filled s.
+    # Waits until conn is done; hev2_result has then filled s. (No
+    # hev2_result before the first wait: even a loopback connect is never
+    # done that soon, and each call into the library costs.)
     def wait(conn, scratch, host, port)
-      rc = RESULT.call(conn, scratch.address + Scratch::RESULT)
-      return if rc == N::OK
-      raise call_error(rc, host, port) unless rc == N::EAGAIN
-
       fd = EVENTFD.call(conn)
       raise call_error(fd, host, port) if fd.negative?
 

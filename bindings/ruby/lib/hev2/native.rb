@@ -63,20 +63,21 @@ module Hev2
     }.freeze
 
     handle, PATH = Library.open
-    F = SIGNATURES.to_h do |name, (args, ret)|
-      pointer = begin
-        handle[name.to_s]
-      rescue Fiddle::DLError
-        raise LibraryError, "hev2: #{PATH} has no symbol #{name}: not a libhev2 this gem can use"
-      end
-      [name, Fiddle::Function.new(pointer, args, ret)]
-    end.freeze
+    bind = lambda do |name|
+      args, ret = SIGNATURES.fetch(name)
+      Fiddle::Function.new(handle[name.to_s], args, ret)
+    rescue Fiddle::DLError
+      raise LibraryError, "hev2: #{PATH} has no symbol #{name}: not a libhev2 this gem can use"
+    end
 
-    VERSION = F[:hev2_version].call
+    # The version first: a library of another major version may lack
+    # symbols, and its version says more than a missing symbol would.
+    VERSION = bind.call(:hev2_version).call
     if VERSION / 10_000 != WRITTEN_FOR / 10_000 || VERSION < WRITTEN_FOR
       raise LibraryError,
             "hev2: #{PATH} is libhev2 #{VERSION}; this gem needs #{WRITTEN_FOR / 10_000}.x, at least #{WRITTEN_FOR}"
     end
+    F = SIGNATURES.keys.to_h { |name| [name, bind.call(name)] }.freeze
 
     module_function
 
