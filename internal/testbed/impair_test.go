@@ -101,3 +101,36 @@ func countFDs(t *testing.T) int {
 	}
 	return len(ents)
 }
+
+// TestSelfCheckCatchesBrokenImpairments removes the rules behind a
+// blackhole and a delay by hand: the self-check must name both addresses.
+func TestSelfCheckCatchesBrokenImpairments(t *testing.T) {
+	bed := startBed(t, Options{SkipSelfCheck: true, Layout: map[netip.Addr]Impairment{
+		V6Blackhole1: Blackhole(), V4Delay100: PathDelay(100 * time.Millisecond), V4Good1: Healthy(),
+	}})
+	defer bed.Close()
+	if err := bed.SelfCheck(context.Background()); err != nil {
+		t.Fatalf("intact bed: %v", err)
+	}
+	ctx := context.Background()
+	for _, argv := range [][]string{
+		{"ip", "-n", bed.ServerNS, "-6", "rule", "del", "from", V6Blackhole1.String(), "lookup", "100"},
+		{"ip", "netns", "exec", bed.ServerNS, "iptables", "-t", "mangle", "-F", "PREROUTING"},
+	} {
+		if _, err := runOutput(ctx, argv...); err != nil {
+			t.Fatal(argv, err)
+		}
+	}
+	err := bed.SelfCheck(ctx)
+	if err == nil {
+		t.Fatal("the self-check passed a bed whose blackhole and delay were removed")
+	}
+	for _, a := range []netip.Addr{V6Blackhole1, V4Delay100} {
+		if !strings.Contains(err.Error(), a.String()) {
+			t.Errorf("the self-check error does not name %v:\n%v", a, err)
+		}
+	}
+	if strings.Contains(err.Error(), V4Good1.String()+" ") {
+		t.Errorf("the self-check blames the healthy %v:\n%v", V4Good1, err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"strconv"
@@ -19,6 +20,10 @@ import (
 // for the blackhole to count as real (the kernel's first SYN retransmit is
 // at 1 s, so a hang past it proves the SYN-ACK is really gone).
 const blackholeProbe = 1200 * time.Millisecond
+
+// atOnce is the most an unimpaired step may take in the self-check: far
+// below the blackhole's hang, far above a loaded 2-core machine's noise.
+const atOnce = 500 * time.Millisecond
 
 // SelfCheck verifies every impairment from the client namespace with plain
 // serial connects, and the DNS path through `ip netns exec` + getaddrinfo.
@@ -79,6 +84,33 @@ func (b *Bed) ProbeConnect(a netip.Addr, port uint16, limit time.Duration) (time
 	return took, cerr
 }
 
+// probeHold connects to a and reports how long the server keeps the
+// connection open before closing it.
+func (b *Bed) probeHold(a netip.Addr, limit time.Duration) (time.Duration, error) {
+	var held time.Duration
+	var herr error
+	err := b.InClient(func() error {
+		c, err := net.DialTimeout("tcp", net.JoinHostPort(a.String(), strconv.Itoa(int(b.Port))), limit)
+		if err != nil {
+			herr = err
+			return nil
+		}
+		defer c.Close()
+		start := time.Now()
+		c.SetReadDeadline(start.Add(limit))
+		_, err = c.Read(make([]byte, 1))
+		held = time.Since(start)
+		if !errors.Is(err, io.EOF) {
+			herr = fmt.Errorf("want EOF, got %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return held, herr
+}
+
 func (b *Bed) checkAddr(a netip.Addr, imp Impairment) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%v (%v): %s", a, imp, fmt.Sprintf(format, args...))
@@ -91,18 +123,29 @@ func (b *Bed) checkAddr(a netip.Addr, imp Impairment) error {
 	}
 	took, err := b.ProbeConnect(a, b.Port, limit)
 	switch imp.Kind {
-	case KindHealthy, KindSlowAccept:
+	case KindHealthy:
 		if err != nil {
 			return fail("connect failed: %v", err)
 		}
-		if took > 200*time.Millisecond {
+		if took > atOnce {
 			return fail("connect took %v, want it at once", took)
+		}
+	case KindSlowAccept:
+		if err != nil {
+			return fail("connect failed: %v", err)
+		}
+		if took > atOnce {
+			return fail("connect took %v, want it at once", took)
+		}
+		held, err := b.probeHold(a, imp.Delay+time.Second)
+		if err != nil || held < imp.Delay*9/10 {
+			return fail("the server closed after %v (%v), want it to hold the connection %v", held, err, imp.Delay)
 		}
 	case KindRefuse:
 		if !errors.Is(err, syscall.ECONNREFUSED) {
 			return fail("want ECONNREFUSED, got %v after %v", err, took)
 		}
-		if took > 200*time.Millisecond {
+		if took > atOnce {
 			return fail("refusal took %v, want it at once", took)
 		}
 	case KindBlackhole:
@@ -114,7 +157,7 @@ func (b *Bed) checkAddr(a netip.Addr, imp Impairment) error {
 		if err != nil {
 			return fail("connect failed: %v", err)
 		}
-		if took < imp.Delay*9/10 || took > imp.Delay+300*time.Millisecond {
+		if took < imp.Delay*9/10 || took > imp.Delay+atOnce {
 			return fail("connect took %v, want about %v", took, imp.Delay)
 		}
 	}
