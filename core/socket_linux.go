@@ -60,7 +60,11 @@ func startConnect(dst netip.AddrPort, local netip.AddrPort) (fd int, connected b
 func bindLocal(fd, family int, local netip.AddrPort) error {
 	var sa unix.Sockaddr
 	if family == unix.AF_INET {
-		sa = &unix.SockaddrInet4{Port: int(local.Port()), Addr: local.Addr().Unmap().As4()}
+		sa4 := &unix.SockaddrInet4{Port: int(local.Port())}
+		if local.Addr().IsValid() { // a local port alone binds the wildcard address
+			sa4.Addr = local.Addr().Unmap().As4()
+		}
+		sa = sa4
 	} else {
 		sa6 := &unix.SockaddrInet6{Port: int(local.Port())}
 		if local.Addr().IsValid() {
