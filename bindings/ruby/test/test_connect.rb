@@ -154,6 +154,16 @@ class TestConnect < Minitest::Test
     end
   end
 
+  def test_local_port_alone_binds_the_wildcard_address
+    closing(Loopback.listener("127.0.0.1"), Loopback.bound_socket("127.0.0.1")) do |srv, taken|
+      free_port = Loopback.port_of(taken)
+      taken.close # a port that was free a moment ago
+      Hev2.tcp("127.0.0.1", Loopback.port_of(srv), nil, free_port) do |sock|
+        assert_equal free_port, sock.local_address.ip_port
+      end
+    end
+  end
+
   def test_nil_host_means_loopback
     v6, v4, port = Loopback.dual_listeners
     closing(v6, v4) do
