@@ -57,9 +57,14 @@ class TestArguments < Minitest::Test
     assert_match(/open_timeout/, e.message)
   end
 
-  def test_fast_fallback_must_be_boolean
+  def test_fast_fallback_is_read_as_socket_tcp_reads_it
     assert_equal false, build(fast_fallback: false).fast_fallback
-    assert_raises(TypeError) { build(fast_fallback: nil) }
+    assert_equal false, build(fast_fallback: nil).fast_fallback
+    assert_equal true, build(fast_fallback: 1).fast_fallback
+  end
+
+  def test_nodelay_must_be_boolean
+    assert_raises(TypeError) { build(nodelay: "yes") }
   end
 
   def test_more_keywords

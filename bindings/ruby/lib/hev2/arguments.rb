@@ -53,7 +53,8 @@ module Hev2
         resolv_timeout: duration(resolv_timeout, "resolv_timeout"),
         connect_timeout: duration(connect_timeout, "connect_timeout"),
         open_timeout: duration(open_timeout, "open_timeout"),
-        fast_fallback: boolean(fast_fallback, "fast_fallback"),
+        # truthiness, as Socket.tcp reads it (fast_fallback: nil is serial)
+        fast_fallback: fast_fallback ? true : false,
         resolution_delay: duration(more[:resolution_delay], "resolution_delay"),
         connection_attempt_delay: duration(more[:connection_attempt_delay], "connection_attempt_delay"),
         first_address_family_count: count(more[:first_address_family_count]),
