@@ -28,6 +28,10 @@ func describe(err error) contract.Error {
 		e.Errno = contract.ErrnoName(re.Errno)
 	case errors.As(cause, &errno):
 		e.Errno = contract.ErrnoName(errno)
+	case errors.Is(cause, syscall.ETIMEDOUT):
+		// A caller's timeout (core.TimeoutError), as Ruby's Socket.tcp and
+		// the C tool report it.
+		e.Errno = "ETIMEDOUT"
 	}
 	return e
 }

@@ -75,3 +75,10 @@ func StandardLayout() map[netip.Addr]Impairment {
 	m[V6SlowAccept] = SlowAccept(StandardAcceptDelay)
 	return m
 }
+
+// HostsFileName is in the client namespace's hosts file (with V6Good2 and
+// V4Good2) and unknown to the DNS server.
+const HostsFileName = "hostsfile.hev2.test"
+
+// standardHosts are the hosts-file lines every bed has.
+var standardHosts = V6Good2.String() + "\t" + HostsFileName + "\n" + V4Good2.String() + "\t" + HostsFileName + "\n"

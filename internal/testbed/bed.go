@@ -25,7 +25,8 @@ type Options struct {
 	Layout map[netip.Addr]Impairment
 	// Port is the TCP port of the listeners (0: DefaultPort).
 	Port uint16
-	// Hosts are extra lines for the client namespace's /etc/hosts.
+	// Hosts are extra lines for the client namespace's /etc/hosts (it
+	// always has localhost and HostsFileName).
 	Hosts string
 	// SkipSelfCheck skips the verification of every impairment (it costs
 	// about 1.5 s, the blackhole check waits that long).

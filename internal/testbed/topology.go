@@ -129,7 +129,7 @@ func (b *Bed) writeClientFiles(extraHosts string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("testbed: %w", err)
 	}
-	hosts := "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" + extraHosts
+	hosts := "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n" + standardHosts + extraHosts
 	if extraHosts != "" && !strings.HasSuffix(hosts, "\n") {
 		hosts += "\n"
 	}
