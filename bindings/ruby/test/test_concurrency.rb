@@ -41,7 +41,7 @@ class TestConcurrency < Minitest::Test
       t = elapsed do
         assert_raises(Timeout::Error) { Timeout.timeout(0.1) { Hev2.tcp("::1", port) } }
       end
-      assert_operator t, :<, 0.5, "Timeout.timeout(0.1) took #{t} s"
+      assert_operator t, :<, 1.0, "Timeout.timeout(0.1) took #{t} s (a SYN-dropped connect hangs ~127 s)"
       assert_nothing_left(fds, live)
     end
   end
@@ -60,7 +60,7 @@ class TestConcurrency < Minitest::Test
         th.raise(Stop, "stop")
         assert_raises(Stop) { th.join }
       end
-      assert_operator t, :<, 0.5
+      assert_operator t, :<, 1.0
       assert_nothing_left(fds, live)
     end
   end
@@ -72,7 +72,7 @@ class TestConcurrency < Minitest::Test
       live = Hev2.stats[:handles_live]
       th = Thread.new { Hev2.tcp("127.0.0.1", port) }
       sleep 0.1
-      assert_operator elapsed { th.kill.join }, :<, 0.5
+      assert_operator elapsed { th.kill.join }, :<, 1.0
       refute th.alive?
       assert_nothing_left(fds, live)
     end
@@ -89,7 +89,7 @@ class TestConcurrency < Minitest::Test
       end
       t = elapsed { assert_raises(Interrupt) { Hev2.tcp("::1", port) } }
       signaller.join
-      assert_operator t, :<, 0.5
+      assert_operator t, :<, 1.0
       assert_nothing_left(fds, live)
     end
   end
