@@ -8,12 +8,14 @@ TEST_TARGETS  += test-python
 BENCH_TARGETS += bench-python
 # util-linux: unshare (private net+mount namespaces for the resolver tests);
 # gcc/libc6-dev: the test that checks the ctypes structs against hev2.h.
-DEB_PACKAGES  += python3 python3-pytest util-linux iproute2 gcc libc6-dev
+# python3-mypy: the package's type hints are checked (--strict).
+DEB_PACKAGES  += python3 python3-pytest python3-mypy util-linux iproute2 gcc libc6-dev
 
 .PHONY: test-python bench-python
 
-# The package's pytest suite against the freshly built library.
+# The package's type check, then its pytest suite against the freshly built library.
 test-python: capi-lib
+	$(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null $(PYTHON_DIR)/src/hev2
 	$(PYTHON_ENV) $(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/tests
 
 # hev2.create_connection vs socket.create_connection vs asyncio's

@@ -229,5 +229,5 @@ def api() -> ctypes.CDLL:
 
 
 def strerror(status: int) -> str:
-    text = api().hev2_strerror(status)
+    text: bytes | None = api().hev2_strerror(status)
     return text.decode("utf-8", "replace") if text else f"hev2 status {status}"

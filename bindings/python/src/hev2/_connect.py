@@ -98,9 +98,9 @@ def create_connection(
     return wrap_socket(outcome, req)
 
 
-def connect_blocking(req: ConnectRequest, record_events: bool = False) -> Winner | Failure:
+def connect_blocking(req: ConnectRequest) -> Winner | Failure:
     """Runs one connection to its outcome on the calling thread."""
-    handle = Handle(req, record_events)
+    handle = Handle(req)
     try:
         if not handle.wait(FAST_WAIT_MS):
             wait_done(handle)

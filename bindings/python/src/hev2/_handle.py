@@ -35,20 +35,6 @@ class Winner:
     elapsed: float  # seconds
 
 
-@dataclass(frozen=True)
-class Event:
-    at_ms: float
-    kind: str
-    family: int
-    attempt: int
-    address: str
-    port: int
-    error: int
-    eai: int
-    timeout: str
-    detail: str
-
-
 def milliseconds(value: float | None, *, zero_means_default: bool = False) -> int:
     """Seconds to the ABI's milliseconds. A positive value never becomes 0,
     which the ABI reads as "none" (timeouts) or "the default" (delays)."""
@@ -70,7 +56,7 @@ def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes |
     return ";".join(entries).encode("ascii")
 
 
-def fill_options(req: ConnectRequest, record_events: bool) -> _abi.Options:
+def fill_options(req: ConnectRequest) -> _abi.Options:
     lib = _abi.api()
     o = _abi.Options()
     check(lib.hev2_options_init(ctypes.byref(o)))
@@ -93,7 +79,6 @@ def fill_options(req: ConnectRequest, record_events: bool) -> _abi.Options:
     o.nodelay = 1 if req.nodelay else 0
     o.keepalive_ms = milliseconds(req.keepalive)
     o.blocking = 1 if req.blocking_fd else 0
-    o.record_events = 1 if record_events else 0
     return o
 
 
@@ -129,9 +114,9 @@ class Handle:
 
     __slots__ = ("id", "req", "_released")
 
-    def __init__(self, req: ConnectRequest, record_events: bool = False) -> None:
+    def __init__(self, req: ConnectRequest) -> None:
         lib = _abi.api()
-        options = fill_options(req, record_events)
+        options = fill_options(req)
         host = req.host.encode("ascii")
         out = _abi.hev2_conn(0)
         check(lib.hev2_connect_len(host, len(host), str(req.port).encode(), ctypes.byref(options), ctypes.byref(out)))
@@ -208,35 +193,6 @@ class Handle:
             attempts=tuple(attempts),
         )
 
-    def events(self, count: int) -> list[Event]:
-        lib = _abi.api()
-        e = _abi.EventInfo()
-        e.size = ctypes.sizeof(e)
-        out = []
-        for i in range(count):
-            check(lib.hev2_get_event(self.id, i, ctypes.byref(e)))
-            out.append(
-                Event(
-                    e.at_ms,
-                    text(lib.hev2_event_name(e.kind)),
-                    e.family,
-                    e.attempt,
-                    text(e.address),
-                    e.port,
-                    e.error,
-                    e.eai,
-                    _abi.TIMEOUT_KINDS.get(e.timeout, ""),
-                    text(e.detail),
-                )
-            )
-        return out
-
-    def event_count(self) -> int:
-        r = _abi.ResultInfo()
-        r.size = ctypes.sizeof(r)
-        check(_abi.api().hev2_result(self.id, ctypes.byref(r)))
-        return r.n_events
-
 
 def timeout_length(req: ConnectRequest, kind: str) -> float:
     return {
@@ -255,4 +211,5 @@ def eai_text(code: int) -> str:
         return f"getaddrinfo error {code}"
     gai.restype = ctypes.c_char_p
     gai.argtypes = [ctypes.c_int]
-    return gai(code).decode("utf-8", "replace")
+    message: bytes = gai(code)
+    return message.decode("utf-8", "replace")

@@ -10,6 +10,7 @@ propagates.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import socket
 from typing import Any, Callable, TypeVar
 
@@ -25,10 +26,10 @@ P = TypeVar("P", bound=asyncio.BaseProtocol)
 PASSED_THROUGH = ("ssl", "server_hostname", "ssl_handshake_timeout", "ssl_shutdown_timeout")
 
 
-async def connect(req: ConnectRequest, record_events: bool = False) -> Winner | Failure:
+async def connect(req: ConnectRequest) -> Winner | Failure:
     """Runs one connection to its outcome without blocking the loop."""
     loop = asyncio.get_running_loop()
-    handle = Handle(req, record_events)
+    handle = Handle(req)
     try:
         if not handle.wait(0):
             fd = handle.fd()
@@ -80,7 +81,7 @@ def _request(host: Any, port: Any, kwargs: dict[str, Any]) -> tuple[ConnectReque
         more=kwargs,
     )
     # The loop wants a non-blocking fd: the library's default.
-    return ConnectRequest(**{**req.__dict__, "blocking_fd": False}), all_errors, passed
+    return dataclasses.replace(req, blocking_fd=False), all_errors, passed
 
 
 async def connect_socket(host: Any, port: Any, **kwargs: Any) -> socket.socket:
@@ -111,7 +112,7 @@ async def create_connection(
     sock = wrap_socket(outcome, req)
     loop = asyncio.get_running_loop()
     try:
-        return await loop.create_connection(protocol_factory, sock=sock, **passed)  # type: ignore[return-value]
+        return await loop.create_connection(protocol_factory, sock=sock, **passed)
     except BaseException:
         sock.close()
         raise
