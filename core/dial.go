@@ -30,6 +30,10 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 		return nil, invalid("port 0 cannot be connected to")
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if err := context.Cause(ctx); err != nil {
+		// Already canceled: not a single syscall.
+		return nil, &Error{Host: host, Port: port, Cause: err, Canceled: err}
+	}
 	r := &race{d: d, host: host, box: newInbox(), start: time.Now()}
 	if d.LocalAddr.IsValid() || d.LocalPort != 0 {
 		r.local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)

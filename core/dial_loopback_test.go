@@ -202,3 +202,19 @@ func TestBindErrorReported(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestAlreadyCanceledContextMakesNoAttempt(t *testing.T) {
+	checkLeaks(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var attempts int
+	d := Dialer{Trace: func(ev TraceEvent) {
+		if ev.Kind == TraceAttemptStarted {
+			attempts++
+		}
+	}}
+	_, err := d.Connect(ctx, "127.0.0.1", 9)
+	if !errors.Is(err, context.Canceled) || attempts != 0 {
+		t.Fatalf("err %v after %d attempts, want context.Canceled and none", err, attempts)
+	}
+}
