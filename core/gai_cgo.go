@@ -86,9 +86,14 @@ static void *hev2_gai_worker(void *arg) {
 	struct hev2_gai_job *j = arg;
 	for (;;) {
 		hev2_gai_run(j);
+		// Count this thread as free before its job is seen as done: the
+		// job's slot is given back only then, so a new job finds this
+		// thread instead of creating one, and threads never outnumber
+		// the slots.
 		pthread_mutex_lock(&hev2_gai_mu);
 		j->next = hev2_gai_done;
 		hev2_gai_done = j;
+		hev2_gai_nidle++;
 		pthread_mutex_unlock(&hev2_gai_mu);
 		uint64_t one = 1;
 		while (write(hev2_gai_efd, &one, sizeof one) < 0 && errno == EINTR)
@@ -104,11 +109,9 @@ static void *hev2_gai_worker(void *arg) {
 			until.tv_nsec -= 1000000000;
 		}
 		int rc = 0;
-		while (!hev2_gai_pending && rc != ETIMEDOUT) {
-			hev2_gai_nidle++;
+		while (!hev2_gai_pending && rc != ETIMEDOUT)
 			rc = pthread_cond_timedwait(&hev2_gai_cv, &hev2_gai_mu, &until);
-			hev2_gai_nidle--;
-		}
+		hev2_gai_nidle--;
 		j = hev2_gai_pending;
 		if (!j) {
 			hev2_gai_nthreads--;
@@ -146,8 +149,8 @@ static int hev2_gai_submit(struct hev2_gai_job *j) {
 			hev2_gai_pending = j;
 		hev2_gai_pending_tail = j;
 		hev2_gai_npending++;
-		pthread_cond_signal(&hev2_gai_cv);
 		pthread_mutex_unlock(&hev2_gai_mu);
+		pthread_cond_signal(&hev2_gai_cv);
 		return 0;
 	}
 	pthread_attr_t attr;
@@ -306,7 +309,7 @@ func gaiAddrs(cs []C.struct_hev2_gai_addr) []netip.Addr {
 // GAIThreadStats describes the process-wide pool of getaddrinfo threads.
 type GAIThreadStats struct {
 	Threads int   // threads alive now (busy or idle)
-	Idle    int   // threads waiting for a job
+	Idle    int   // threads free for a job
 	Created int64 // threads created since the process started
 }
 

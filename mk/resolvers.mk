@@ -9,13 +9,15 @@ BENCH_TARGETS += bench-resolvers
 DEB_PACKAGES  += iproute2 gcc libc6-dev
 
 .PHONY: test-resolvers bench-resolvers
-# internal/resolvertest runs without -race: the race detector cannot hold the
-# 10,000 concurrent lookups of the flood test.
+# internal/resolvertest runs twice: every test without -race (the race
+# detector cannot hold the 10,000 concurrent lookups of the flood test), then
+# every other test with -race (its children are race-enabled too).
 test-resolvers: testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
 	$(GO) vet ./internal/resolvertest/
 	$(GO) test -race -count=1 -run 'System|DNS|Hosts|ResolvConf|Flight' ./core/
 	$(GO) test -count=1 -v ./internal/resolvertest/
+	$(GO) test -race -count=1 -skip 'Flood' ./internal/resolvertest/
 	@if [ "$$(id -u)" = 0 ]; then $(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"; fi
 
 # The plain C baseline of the benchmarks.
