@@ -149,3 +149,37 @@ def test_eai_system_raises_oserror_with_the_resolver_threads_errno(tmp_path):
     assert r["eai"] == eai_system and r["failure_eai"] == eai_system
     assert (r["errno_name"], r["eai_name"]) == ("EMFILE", "EAI_SYSTEM")
     assert [errno.EMFILE, errno.EMFILE] == [e for _, e in r["lookups"]]
+
+
+def test_timeout_maps_to_socket_per_attempt_bound_in_serial_mode():
+    """timeout= bounds each attempt in serial mode, exactly as
+    socket.create_connection bounds each connect(); in the race it bounds the
+    wait after the last attempt started, so the call is never longer."""
+    import time
+
+    with blackhole("::1") as port:
+        with socket.socket() as s4:  # 127.0.0.1 blackholed on the same port
+            s4.bind(("127.0.0.1", port))
+            s4.listen(0)
+            filler = socket.create_connection(("127.0.0.1", port))
+            hosts = {"holes.test": ["::1", "127.0.0.1"]}
+            took = {}
+            try:
+                for fast_fallback in (False, True):
+                    start = time.monotonic()
+                    with pytest.raises(ExceptionGroup) as info:
+                        hev2.create_connection(
+                            ("holes.test", port),
+                            0.3,
+                            hosts=hosts,
+                            fast_fallback=fast_fallback,
+                            all_errors=True,
+                            connection_attempt_delay=0.05,
+                        )
+                    took[fast_fallback] = time.monotonic() - start
+                    kinds = [e.timeout_kind for e in info.value.exceptions]
+                    assert kinds == ["connect_timeout", "connect_timeout"]  # one per attempt
+            finally:
+                filler.close()
+    assert took[False] >= 0.55  # 2 attempts x 0.3 s, one after the other
+    assert 0.33 <= took[True] < took[False] - 0.1  # 0.05 s attempt delay + 0.3 s
