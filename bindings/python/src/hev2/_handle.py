@@ -82,11 +82,12 @@ def fill_options(req: ConnectRequest) -> _abi.Options:
     return o
 
 
-def check(status: int) -> int:
-    """Raises the Python exception for a failed call (not a failed connection)."""
+def check(status: int, context: str = "") -> int:
+    """Raises the Python exception for a failed call (not a failed connection).
+    context: what the caller knows that the status code cannot say."""
     if status >= 0:
         return status
-    text = _abi.strerror(status)
+    text = _abi.strerror(status) + (f" ({context})" if context else "")
     if status == _abi.EFORKED:
         raise ForkedError(
             f"hev2: {text} (pid {os.getpid()}, forked after libhev2 was loaded; its Go runtime does not "
@@ -119,7 +120,9 @@ class Handle:
         options = fill_options(req)
         host = req.host.encode("ascii")
         out = _abi.hev2_conn(0)
-        check(lib.hev2_connect_len(host, len(host), str(req.port).encode(), ctypes.byref(options), ctypes.byref(out)))
+        status = lib.hev2_connect_len(host, len(host), str(req.port).encode(), ctypes.byref(options), ctypes.byref(out))
+        if status < 0:
+            check(status, connect_context(status, req))
         self.id = out.value
         self.req = req
         self._released = False
@@ -192,6 +195,18 @@ class Handle:
             lookups=tuple(lookups),
             attempts=tuple(attempts),
         )
+
+
+def connect_context(status: int, req: ConnectRequest) -> str:
+    """The likely culprit of a refused hev2_connect, for the message: the
+    status alone says "not supported" or "bad port", not what."""
+    if status == _abi.ENOTSUP and (req.resolver == "builtin" or req.nameservers):
+        return "resolver='builtin'"
+    if status == _abi.EPORT:
+        return f"port {req.port}"
+    if status == _abi.EHOST:
+        return f"host {req.host!r}"
+    return ""
 
 
 def timeout_length(req: ConnectRequest, kind: str) -> float:
