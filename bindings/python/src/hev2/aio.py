@@ -84,17 +84,6 @@ def _request(host: Any, port: Any, kwargs: dict[str, Any]) -> tuple[ConnectReque
     return dataclasses.replace(req, blocking_fd=False), all_errors, passed
 
 
-async def connect_socket(host: Any, port: Any, **kwargs: Any) -> socket.socket:
-    """The connected, non-blocking socket.socket (hev2's race, asyncio's wait)."""
-    req, all_errors, passed = _request(host, port, kwargs)
-    if passed:
-        raise TypeError(f"connect_socket() does not take {', '.join(passed)}")
-    outcome = await connect(req)
-    if isinstance(outcome, Failure):
-        raise to_exception(outcome, all_errors)
-    return wrap_socket(outcome, req)
-
-
 async def create_connection(
     protocol_factory: Callable[[], P], host: Any, port: Any, **kwargs: Any
 ) -> tuple[asyncio.Transport, P]:
