@@ -7,9 +7,10 @@ PYTHON_ENV   := HEV2_LIBRARY=$(abspath $(BUILD)/libhev2.so) PYTHONPATH=$(abspath
 TEST_TARGETS  += test-python
 BENCH_TARGETS += bench-python
 # util-linux: unshare (private net+mount namespaces for the resolver tests);
-# gcc/libc6-dev: the test that checks the ctypes structs against hev2.h.
+# gcc/libc6-dev: the test that checks the ctypes structs against hev2.h;
+# openssl: a throwaway certificate for the TLS-over-hev2.aio test.
 # python3-mypy: the package's type hints are checked (--strict).
-DEB_PACKAGES  += python3 python3-pytest python3-mypy util-linux iproute2 gcc libc6-dev
+DEB_PACKAGES  += python3 python3-pytest python3-mypy util-linux iproute2 gcc libc6-dev openssl
 
 .PHONY: test-python bench-python
 

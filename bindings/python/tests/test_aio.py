@@ -175,3 +175,42 @@ def test_many_concurrent_connections_in_one_loop():
 
     before, after = run(serve())
     assert after == before
+
+
+def test_tls_verifies_the_host_name(tmp_path):
+    """ssl= is passed to the loop with server_hostname defaulting to the host
+    asked for (what loop.create_connection(host=...) would verify)."""
+    import ssl
+    import subprocess
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=tls.test",
+         "-addext", "subjectAltName=DNS:tls.test"],
+        check=True, capture_output=True,
+    )
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    client_ctx = ssl.create_default_context(cafile=str(cert))
+
+    async def main():
+        async def hello(reader, writer):
+            writer.write(b"secret")
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(hello, "127.0.0.1", 0, ssl=server_ctx)
+        port = server.sockets[0].getsockname()[1]
+        hosts = {"tls.test": ["127.0.0.1"], "other.test": ["127.0.0.1"]}
+        async with server:
+            reader, writer = await hev2.aio.open_connection("tls.test", port, ssl=client_ctx, hosts=hosts)
+            data = await reader.read()
+            version = writer.get_extra_info("ssl_object").version()
+            writer.close()
+            with pytest.raises(ssl.SSLCertVerificationError):
+                await hev2.aio.open_connection("other.test", port, ssl=client_ctx, hosts=hosts)
+        return data, version
+
+    data, version = run(main())
+    assert data == b"secret" and version.startswith("TLS")

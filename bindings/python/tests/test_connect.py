@@ -117,3 +117,56 @@ def test_no_fd_or_handle_is_left_behind():
 def test_library_facts():
     assert hev2.library_version().startswith("1.")
     assert hev2.library_path().endswith("libhev2.so")
+
+
+def test_many_threads_connect_at_once():
+    import threading
+
+    errors = []
+    with listener("127.0.0.1", backlog=512) as port:
+        before = fd_count()
+
+        def worker():
+            try:
+                for _ in range(20):
+                    hev2.create_connection(("127.0.0.1", port)).close()
+            except BaseException as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=worker) for _ in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert fd_count() == before
+    assert hev2.stats()["handles_live"] == 0
+
+
+def test_capacity_cap_is_a_clear_error():
+    with blackhole("127.0.0.1") as port:
+        import threading
+
+        started = threading.Event()
+
+        def pending():
+            started.set()
+            with pytest.raises(TimeoutError):
+                hev2.create_connection(("127.0.0.1", port), open_timeout=0.5)
+
+        hev2.set_max_handles(1)
+        try:
+            t = threading.Thread(target=pending)
+            t.start()
+            started.wait()
+            deadline = time.monotonic() + 2
+            while hev2.stats()["handles_running"] < 1 and time.monotonic() < deadline:
+                time.sleep(0.005)
+            with pytest.raises(hev2.CapacityError) as info:
+                hev2.create_connection(("127.0.0.1", port), open_timeout=0.5)
+            assert isinstance(info.value, OSError) and "capacity" in str(info.value).lower()
+            t.join()
+        finally:
+            hev2.set_max_handles(4096)
+    with pytest.raises(ValueError, match="maximum"):
+        hev2.set_max_handles(0)
