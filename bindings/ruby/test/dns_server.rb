@@ -52,13 +52,20 @@ class TestDNSServer
     end
   end
 
+  # A known name asked for a type it has no rule for is NODATA; an unknown
+  # name is NXDOMAIN.
+  def default_rule(name)
+    known = @rules.keys.any? { |n, _| n == name }
+    Rule.new(addrs: [], rcode: known ? 0 : Resolv::DNS::RCode::NXDomain, delay: 0, never: false)
+  end
+
   def answer(data, from)
     q = Resolv::DNS::Message.decode(data)
     name, klass = q.question.first
     type = TYPES.key(klass) || klass.name.split("::").last
     name = name.to_s.downcase
     @queries << [name, type]
-    rule = @rules[[name, type]] || (@rules.keys.any? { |n, _| n == name } ? Rule.new(addrs: [], rcode: 0) : Rule.new(addrs: [], rcode: Resolv::DNS::RCode::NXDomain))
+    rule = @rules[[name, type]] || default_rule(name)
     return if rule.never
 
     sleep rule.delay if rule.delay.positive?

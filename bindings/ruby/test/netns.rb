@@ -20,7 +20,7 @@ class TestNetns
     run("ip", "netns", "add", @name)
     run("ip", "-n", @name, "link", "set", "lo", "up")
     FileUtils.mkdir_p(@etc)
-    File.write("#{@etc}/resolv.conf", "nameserver 127.0.0.1\noptions timeout:2 attempts:1\n")
+    File.write("#{@etc}/resolv.conf", "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n")
     File.write("#{@etc}/hosts", "127.0.0.1 localhost\n::1 localhost\n#{extra_hosts}")
   end
 
