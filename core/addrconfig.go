@@ -5,6 +5,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -22,9 +23,15 @@ import (
 // the other family and none of this one (Ruby #19144: no wasted AAAA query,
 // no wait for an answer nobody can use, on an IPv4-only host).
 type hostFamilies struct {
-	once  sync.Once
-	state atomic.Uint32
+	mu      sync.Mutex
+	started atomic.Bool
+	retryAt time.Time // guarded by mu: when to try subscribing again
+	state   atomic.Uint32
 }
+
+// addrConfigRetry spaces attempts to subscribe after one failed (e.g. no
+// fd was free): until then no family is skipped.
+const addrConfigRetry = time.Second
 
 const (
 	familiesKnown uint32 = 1 << iota
@@ -43,7 +50,9 @@ func AddrConfigFamilies() (ipv4, ipv6, known bool) {
 }
 
 func (h *hostFamilies) load() uint32 {
-	h.once.Do(h.start)
+	if !h.started.Load() {
+		h.start()
+	}
 	return h.state.Load()
 }
 
@@ -62,14 +71,21 @@ func (h *hostFamilies) wants(family Family) bool {
 }
 
 func (h *hostFamilies) start() {
-	sock, err := subscribeAddrChanges()
-	h.refresh()
-	if err != nil {
-		// Without a subscription the answer would go stale: ask glibc's
-		// question on every call instead, i.e. skip nothing.
-		h.state.Store(0)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started.Load() || time.Now().Before(h.retryAt) {
 		return
 	}
+	sock, err := subscribeAddrChanges()
+	if err != nil {
+		// Without a subscription the answer would go stale: skip
+		// nothing until a later attempt succeeds.
+		h.state.Store(0)
+		h.retryAt = time.Now().Add(addrConfigRetry)
+		return
+	}
+	h.refresh()
+	h.started.Store(true)
 	go h.watch(sock)
 }
 
@@ -108,8 +124,14 @@ func (h *hostFamilies) watch(sock *os.File) {
 	for {
 		_, err := sock.Read(buf)
 		if err != nil && err != unix.ENOBUFS {
-			// The socket is gone; fall back to skipping nothing.
+			// The socket is unusable: skip nothing, and subscribe
+			// afresh later.
+			sock.Close()
+			h.mu.Lock()
 			h.state.Store(0)
+			h.retryAt = time.Now().Add(addrConfigRetry)
+			h.started.Store(false)
+			h.mu.Unlock()
 			return
 		}
 		h.refresh()

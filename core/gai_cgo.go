@@ -128,6 +128,8 @@ static void *hev2_gai_worker(void *arg) {
 
 // Returns the eventfd signalled when jobs finish, or -errno.
 static int hev2_gai_init(void) {
+	if (hev2_gai_efd >= 0)
+		return hev2_gai_efd;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -204,6 +206,7 @@ import (
 	"runtime/cgo"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -217,24 +220,30 @@ type gaiResult struct {
 }
 
 var gaiPool struct {
-	once    sync.Once
-	initErr error
+	mu      sync.Mutex
+	started atomic.Bool
 	events  *os.File // the eventfd; kept referenced so it is never closed
 }
 
-// gaiStart starts the dispatcher once. Its error (no fd for the eventfd) is
-// returned by every later lookup.
+// gaiStart starts the dispatcher. If that fails (no fd for the eventfd),
+// the lookup fails with that errno and the next lookup tries again.
 func gaiStart() error {
-	gaiPool.once.Do(func() {
-		fd := int(C.hev2_gai_init())
-		if fd < 0 {
-			gaiPool.initErr = syscall.Errno(-fd)
-			return
-		}
-		gaiPool.events = os.NewFile(uintptr(fd), "hev2-gai-eventfd")
-		go gaiDispatch(gaiPool.events)
-	})
-	return gaiPool.initErr
+	if gaiPool.started.Load() {
+		return nil
+	}
+	gaiPool.mu.Lock()
+	defer gaiPool.mu.Unlock()
+	if gaiPool.started.Load() {
+		return nil
+	}
+	fd := int(C.hev2_gai_init())
+	if fd < 0 {
+		return syscall.Errno(-fd)
+	}
+	gaiPool.events = os.NewFile(uintptr(fd), "hev2-gai-eventfd")
+	go gaiDispatch(gaiPool.events)
+	gaiPool.started.Store(true)
+	return nil
 }
 
 // gaiSubmit queues a lookup; finish is called on the dispatcher goroutine

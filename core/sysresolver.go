@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 )
 
 // DefaultMaxInFlight bounds the getaddrinfo calls a SystemResolver runs at
@@ -92,52 +91,6 @@ func (r *SystemResolver) LookupFamily(ctx context.Context, host string, family F
 		return nil, err
 	}
 	return r.join(ctx, flightKey{host, family})
-}
-
-// call runs one getaddrinfo for k once a slot is free. ctx is canceled when
-// every caller waiting for the answer has left.
-func (r *SystemResolver) call(ctx context.Context, k flightKey) ([]netip.Addr, error) {
-	r.stats.queued.Add(1)
-	select {
-	case r.slots <- struct{}{}:
-		r.stats.queued.Add(-1)
-	case <-ctx.Done():
-		r.stats.queued.Add(-1)
-		return nil, ctx.Err()
-	}
-	r.stats.inFlight.Add(1)
-	// state: 0 waiting, 1 abandoned by its caller, 2 answered.
-	var state atomic.Int32
-	answer := make(chan gaiResult, 1)
-	err := gaiSubmit(k.host, k.family, func(res gaiResult) {
-		// On the dispatcher goroutine, once getaddrinfo has returned and
-		// its addrinfo list has been freed.
-		<-r.slots
-		r.stats.inFlight.Add(-1)
-		r.stats.completed.Add(1)
-		if !state.CompareAndSwap(0, 2) {
-			r.stats.abandonedDone.Add(1)
-			return
-		}
-		answer <- res
-	})
-	if err != nil {
-		<-r.slots
-		r.stats.inFlight.Add(-1)
-		r.stats.threadErrors.Add(1)
-		errno, _ := err.(syscall.Errno)
-		return nil, &ResolveError{Host: k.host, Family: k.family, Code: EAI_SYSTEM, Errno: errno, Err: err}
-	}
-	select {
-	case res := <-answer:
-		return res.toGo(k)
-	case <-ctx.Done():
-		if state.CompareAndSwap(0, 1) {
-			r.stats.abandoned.Add(1)
-			return nil, ctx.Err()
-		}
-		return (<-answer).toGo(k)
-	}
 }
 
 func (res gaiResult) toGo(k flightKey) ([]netip.Addr, error) {

@@ -2,65 +2,163 @@ package core
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"slices"
+	"syscall"
 )
 
-// Identical lookups in flight at the same time share one getaddrinfo call.
-// Unlike x/sync/singleflight, the shared call is canceled when the last
-// caller waiting for it leaves (so a queued call gives up its place), and a
-// caller that leaves never cancels the others.
+// Identical lookups in flight at the same time share one getaddrinfo call
+// (a flight). Unlike x/sync/singleflight, a caller that leaves never
+// cancels the others, and when the last caller leaves, a queued flight gives
+// up its place and a running one is abandoned (its answer is freed when it
+// comes).
+//
+// A flight is completed by the getaddrinfo dispatcher itself, so a lookup
+// that finds a free slot costs no goroutine of its own; only a queued
+// flight has a goroutine waiting for a slot.
+
+// errNoThread marks an EAI_SYSTEM that came from pthread_create (or the
+// pool's eventfd), not from getaddrinfo.
+var errNoThread = errors.New("no thread for getaddrinfo")
 
 type flightKey struct {
 	host   string
 	family Family
 }
 
+type flightState uint8
+
+const (
+	flightQueued    flightState = iota // waiting for a slot
+	flightRunning                      // getaddrinfo running
+	flightAbandoned                    // running, every caller gone
+	flightDone                         // answered (addrs, err set)
+)
+
 type flight struct {
 	done    chan struct{}
 	addrs   []netip.Addr
 	err     error
-	waiters int // guarded by SystemResolver.mu
+	waiters int         // guarded by SystemResolver.mu
+	state   flightState // guarded by SystemResolver.mu
 	cancel  context.CancelFunc
 }
 
 func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, error) {
 	r.mu.Lock()
 	f := r.flights[k]
+	start := false
 	if f == nil {
-		callCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		f = &flight{done: make(chan struct{}), cancel: cancel}
+		f = &flight{done: make(chan struct{})}
 		r.flights[k] = f
-		go r.fly(callCtx, k, f)
+		select {
+		case r.slots <- struct{}{}:
+			f.state, start = flightRunning, true
+			r.stats.inFlight.Add(1)
+		default:
+			var queueCtx context.Context
+			queueCtx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+			r.stats.queued.Add(1)
+			go r.queue(queueCtx, k, f)
+		}
 	} else {
 		r.stats.shared.Add(1)
 	}
 	f.waiters++
 	r.mu.Unlock()
+	if start {
+		r.submit(k, f)
+	}
 
 	select {
 	case <-f.done:
 		// Each caller gets its own slice: callers sort and trim answers.
 		return slices.Clone(f.addrs), f.err
 	case <-ctx.Done():
-		r.mu.Lock()
-		f.waiters--
-		if f.waiters == 0 {
-			f.cancel()
-			r.forget(k, f)
-		}
-		r.mu.Unlock()
+		r.leave(k, f)
 		return nil, ctx.Err()
 	}
 }
 
-func (r *SystemResolver) fly(ctx context.Context, k flightKey, f *flight) {
-	addrs, err := r.call(ctx, k)
+// leave drops a caller that gave up.
+func (r *SystemResolver) leave(k flightKey, f *flight) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	f.waiters--
+	if f.waiters > 0 || f.state == flightDone {
+		return
+	}
 	r.forget(k, f)
-	f.addrs, f.err = addrs, err
+	switch f.state {
+	case flightQueued:
+		f.cancel()
+	case flightRunning:
+		f.state = flightAbandoned
+		r.stats.abandoned.Add(1)
+	}
+}
+
+// queue waits for a slot for f, until every caller has left.
+func (r *SystemResolver) queue(ctx context.Context, k flightKey, f *flight) {
+	defer f.cancel()
+	select {
+	case r.slots <- struct{}{}:
+	case <-ctx.Done():
+		r.stats.queued.Add(-1)
+		return
+	}
+	r.mu.Lock()
+	r.stats.queued.Add(-1)
+	if f.waiters == 0 {
+		// Everyone left just as the slot came.
+		r.mu.Unlock()
+		<-r.slots
+		return
+	}
+	f.state = flightRunning
+	r.stats.inFlight.Add(1)
 	r.mu.Unlock()
-	f.cancel()
+	r.submit(k, f)
+}
+
+// submit hands f's call to a getaddrinfo thread; f holds a slot.
+func (r *SystemResolver) submit(k flightKey, f *flight) {
+	err := gaiSubmit(k.host, k.family, func(res gaiResult) { r.finish(k, f, res) })
+	if err != nil {
+		r.release()
+		r.stats.threadErrors.Add(1)
+		errno, _ := err.(syscall.Errno)
+		r.complete(k, f, nil, &ResolveError{Host: k.host, Family: k.family, Code: EAI_SYSTEM, Errno: errno, Err: errNoThread})
+	}
+}
+
+// finish runs on the dispatcher goroutine once getaddrinfo has returned and
+// its addrinfo list has been freed.
+func (r *SystemResolver) finish(k flightKey, f *flight, res gaiResult) {
+	r.release()
+	r.stats.completed.Add(1)
+	addrs, err := res.toGo(k)
+	r.complete(k, f, addrs, err)
+}
+
+func (r *SystemResolver) release() {
+	<-r.slots
+	r.stats.inFlight.Add(-1)
+}
+
+// complete answers every caller of f, unless they have all left (then
+// the answer is dropped, and counted).
+func (r *SystemResolver) complete(k flightKey, f *flight, addrs []netip.Addr, err error) {
+	r.mu.Lock()
+	if f.state == flightAbandoned {
+		r.mu.Unlock()
+		r.stats.abandonedDone.Add(1)
+		return
+	}
+	r.forget(k, f)
+	f.addrs, f.err, f.state = addrs, err, flightDone
+	r.mu.Unlock()
 	close(f.done)
 }
 
