@@ -33,6 +33,31 @@ class TestConcurrency < Minitest::Test
     end
   end
 
+  # The binding itself: a blocking ABI call (hev2_wait, which the gem does
+  # not use on its main path) is made without the GVL, as every Fiddle call
+  # of the gem is.
+  def test_a_blocking_abi_call_releases_the_gvl
+    with_blackhole do |port|
+      s = Hev2::Scratch.new
+      f = Hev2::Native::F
+      rc = f[:hev2_connect_len].call(Fiddle::Pointer["127.0.0.1"].to_i, 9, s.port_string(port), 0,
+                                     s.address + Hev2::Scratch::OUT)
+      assert_equal Hev2::Native::OK, rc
+      conn = s.u64(Hev2::Scratch::OUT)
+      count = 0
+      counting = true
+      counter = Thread.new { count += 1 while counting }
+      sleep 0.01
+      before = count
+      assert_equal Hev2::Native::EAGAIN, f[:hev2_wait].call(conn, 200) # blocks 200 ms
+      during = count - before
+      counting = false
+      counter.join
+      assert_equal Hev2::Native::OK, f[:hev2_release].call(conn)
+      assert_operator during, :>, 100_000, "hev2_wait held the GVL"
+    end
+  end
+
   def test_timeout_interrupts_at_once_and_leaves_nothing
     with_blackhole("::1") do |port|
       warm_up
