@@ -11,13 +11,33 @@ BENCH_TARGETS += bench-python
 # openssl: a throwaway certificate for the TLS-over-hev2.aio test.
 # python3-mypy: the package's type hints are checked (--strict).
 DEB_PACKAGES  += python3 python3-pytest python3-mypy util-linux iproute2 gcc libc6-dev openssl
+# package-python: a wheel built offline and installed with Debian's pip.
+DEB_PACKAGES  += python3-pip python3-setuptools python3-wheel
 
-.PHONY: test-python bench-python
+PYTHON_PKG_DIR := $(BUILD)/python-package
+PIP_QUIET      := -q --disable-pip-version-check --no-index
+TEST_TARGETS  += package-python
+
+.PHONY: test-python bench-python package-python
 
 # The package's type check, then its pytest suite against the freshly built library.
 test-python: capi-lib
 	$(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null $(PYTHON_DIR)/src/hev2
 	$(PYTHON_ENV) $(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/tests
+
+# A platform wheel with libhev2.so inside (built offline: no PyPI), installed
+# into a fresh directory with pip, then used from / with HEV2_LIBRARY unset:
+# proves the package finds the library it ships.
+package-python: capi-lib
+	rm -rf $(PYTHON_PKG_DIR) && mkdir -p $(PYTHON_PKG_DIR)/src
+	cp -r $(PYTHON_DIR)/pyproject.toml $(PYTHON_DIR)/README.md $(PYTHON_DIR)/src $(PYTHON_PKG_DIR)/src/
+	find $(PYTHON_PKG_DIR) -name __pycache__ -prune -exec rm -rf {} +
+	cp -L $(BUILD)/libhev2.so $(PYTHON_PKG_DIR)/src/src/hev2/libhev2.so
+	cd $(PYTHON_PKG_DIR)/src && $(PYTHON_DEB) -m pip wheel $(PIP_QUIET) --no-deps --no-build-isolation -w ../dist \
+		--config-settings=--build-option=--plat-name=linux_$$(uname -m) .
+	$(PYTHON_DEB) -m pip install $(PIP_QUIET) --root-user-action=ignore --no-deps --target $(abspath $(PYTHON_PKG_DIR))/site $(PYTHON_PKG_DIR)/dist/hev2-*.whl
+	cd / && env -u HEV2_LIBRARY PYTHONPATH=$(abspath $(PYTHON_PKG_DIR))/site PYTHONDONTWRITEBYTECODE=1 \
+		$(PYTHON_DEB) $(abspath $(PYTHON_DIR))/tests/package_smoke.py
 
 # hev2.create_connection vs socket.create_connection vs asyncio's
 # create_connection(happy_eyeballs_delay=0.25), loopback, one run.
