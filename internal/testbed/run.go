@@ -180,7 +180,7 @@ func describe(r *ClientResult) string {
 // client commands are paths and flags).
 func commandWords(s string) []string { return strings.Fields(s) }
 
-// lookPathInBed is a clear error for a client that does not exist, before
+// checkClient gives a clear error for a client that does not exist, before
 // every row fails with the same message.
 func checkClient(client []string) error {
 	if len(client) == 0 {

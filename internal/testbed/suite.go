@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 )
@@ -154,14 +153,4 @@ func shortVerdict(v Verdict) string {
 		return "UNSUP"
 	}
 	return "FAIL"
-}
-
-// SortedNames lists the rows' names (for --help texts).
-func SortedNames(rows []Scenario) []string {
-	var out []string
-	for _, r := range rows {
-		out = append(out, r.Name)
-	}
-	sort.Strings(out)
-	return out
 }
