@@ -232,6 +232,14 @@ func (r *DNSResolver) query(ctx context.Context, fqdn string, qtype uint16) ([]n
 			server := r.servers[(first+i)%len(r.servers)]
 			m.Id = dns.Id()
 			resp, err := r.exchange(ctx, m, server)
+			if err == nil && resp.Rcode == dns.RcodeFormatError && m.IsEdns0() != nil {
+				// An old server that does not know EDNS0: ask again
+				// without it (a long answer then comes truncated,
+				// and over TCP).
+				m.Extra = nil
+				m.Id = dns.Id()
+				resp, err = r.exchange(ctx, m, server)
+			}
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, 0, ctx.Err()
@@ -248,6 +256,7 @@ func (r *DNSResolver) query(ctx context.Context, fqdn string, qtype uint16) ([]n
 				return addrs, 0, nil
 			case dns.RcodeNameError:
 				return nil, EAI_NONAME, nil
+
 			case dns.RcodeServerFailure, dns.RcodeRefused:
 				// Another server may know better (glibc moves on too).
 				lastErr = fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])

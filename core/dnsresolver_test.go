@@ -150,6 +150,19 @@ func TestDNSResolverTCPFallback(t *testing.T) {
 	}
 }
 
+// A server that rejects EDNS0 with FORMERR is asked again without it.
+func TestDNSResolverNoEDNSServer(t *testing.T) {
+	r, srv := newTestDNS(t, "", DNSConfig{})
+	srv.Set("old.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}, RejectEDNS: true})
+	addrs, err := r.LookupFamily(context.Background(), "old.test", IPv4)
+	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
+		t.Fatalf("old server: %v %v", addrs, err)
+	}
+	if n := srv.Count("old.test", dns.TypeA); n != 2 {
+		t.Errorf("server asked %d times, want 2 (with EDNS0, then without)", n)
+	}
+}
+
 func TestDNSResolverSearchList(t *testing.T) {
 	r, srv := newTestDNS(t, "search corp.test lab.test\noptions ndots:2\n", DNSConfig{})
 	srv.Set("db.lab.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})

@@ -23,6 +23,9 @@ type Rule struct {
 	Delay    time.Duration // wait before answering
 	Drop     bool          // never answer
 	Truncate bool          // over UDP answer with TC set and no records
+	// RejectEDNS answers FORMERR to queries with an EDNS0 record, as
+	// servers that predate EDNS0 do.
+	RejectEDNS bool
 	TTL      uint32
 }
 
@@ -183,6 +186,11 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		time.Sleep(r.Delay)
 	}
 	m := new(dns.Msg)
+	if r.RejectEDNS && req.IsEdns0() != nil {
+		m.SetRcode(req, dns.RcodeFormatError)
+		w.WriteMsg(m)
+		return
+	}
 	m.SetRcode(req, r.Rcode)
 	m.Authoritative = true
 	m.RecursionAvailable = true
