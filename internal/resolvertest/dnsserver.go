@@ -26,7 +26,7 @@ type Rule struct {
 	// RejectEDNS answers FORMERR to queries with an EDNS0 record, as
 	// servers that predate EDNS0 do.
 	RejectEDNS bool
-	TTL      uint32
+	TTL        uint32
 }
 
 // Query is one question the server received.
