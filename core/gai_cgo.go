@@ -15,6 +15,7 @@ package core
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,11 @@ static void hev2_gai_run(struct hev2_gai_job *j) {
 
 static void *hev2_gai_worker(void *arg) {
 	struct hev2_gai_job *j = arg;
+	// A library's helper thread takes no asynchronous signal: the host's
+	// and Go's threads get them, as they expect.
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
 	for (;;) {
 		hev2_gai_run(j);
 		// Count this thread as free before its job is seen as done: the
