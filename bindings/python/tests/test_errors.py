@@ -183,3 +183,33 @@ def test_timeout_maps_to_socket_per_attempt_bound_in_serial_mode():
                 filler.close()
     assert took[False] >= 0.55  # 2 attempts x 0.3 s, one after the other
     assert 0.33 <= took[True] < took[False] - 0.1  # 0.05 s attempt delay + 0.3 s
+
+
+def test_bind_failure_is_oserror_with_its_errno():
+    from loopback import listener
+
+    with listener("127.0.0.1") as port, listener("127.0.0.1") as taken:
+        with pytest.raises(OSError) as info:
+            hev2.create_connection(("127.0.0.1", port), source_address=("127.0.0.1", taken))
+    assert info.value.errno == errno.EADDRINUSE
+    assert "bind" in info.value.__notes__[0]
+
+
+UNREACHABLE_CHILD = """
+import errno, json, hev2
+# A namespace with only a loopback: no route anywhere, nothing leaves it.
+out = {}
+for addr in ("198.18.0.1", "2001:db8::1"):
+    try:
+        hev2.create_connection((addr, 80))
+        out[addr] = "connected?"
+    except OSError as e:
+        out[addr] = [type(e).__name__, errno.errorcode.get(e.errno, str(e.errno))]
+print(json.dumps(out))
+"""
+
+
+def test_unreachable_network_is_oserror_with_its_errno(tmp_path):
+    out = run_json(tmp_path, UNREACHABLE_CHILD)
+    assert out["198.18.0.1"] == ["OSError", "ENETUNREACH"]
+    assert out["2001:db8::1"] == ["OSError", "ENETUNREACH"]
