@@ -42,6 +42,9 @@ func NewNamespace(stack Stack) (*Namespace, error) {
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("network namespaces need root")
 	}
+	if nsSerial.Load() == 0 {
+		removeStale()
+	}
 	n := &Namespace{Name: fmt.Sprintf("hev2r-%d-%d", os.Getpid(), nsSerial.Add(1))}
 	if err := run("ip", "netns", "add", n.Name); err != nil {
 		return nil, err
@@ -149,4 +152,22 @@ func run(name string, args ...string) error {
 		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// removeStale deletes the namespaces (and /etc/netns files) left by test
+// processes that died before cleaning up: names hev2r-<pid>-<n> whose pid
+// is gone.
+func removeStale() {
+	for _, dir := range []string{"/run/netns", "/etc/netns"} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			var pid, n int
+			if _, err := fmt.Sscanf(e.Name(), "hev2r-%d-%d", &pid, &n); err != nil {
+				continue
+			}
+			if unix.Kill(pid, 0) == unix.ESRCH {
+				(&Namespace{Name: e.Name()}).Close()
+			}
+		}
+	}
 }
