@@ -254,7 +254,7 @@ static void test_static_fallback(void)
 		return;
 	}
 	struct blackhole bh;
-	struct server s4;
+	struct server s4 = {.fd = -1, .port = 0};
 	int ok = -1;
 	for (int i = 0; i < 20 && ok < 0; i++) {
 		if (blackhole_start(&bh, AF_INET6, 0) < 0)

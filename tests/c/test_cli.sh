@@ -1,0 +1,89 @@
+#!/bin/sh
+# hev2-connect against the scenario-client contract: exit 0/1/2, one JSON
+# line with the contract's fields, the -v timeline, every flag accepted.
+# Loopback only: the demo helper holds [::1]:P (SYNs dropped) and
+# 127.0.0.1:P (accepting). usage: test_cli.sh build/hev2-connect
+set -u
+tool=$1
+dir=$(dirname "$tool")
+fails=0 checks=0
+check() { # check NAME WANT_EXIT CMD... ; output in $out
+	name=$1 want=$2
+	shift 2
+	out=$("$@" 2>/tmp/hev2-cli-err.$$)
+	got=$?
+	checks=$((checks + 1))
+	if [ "$got" != "$want" ]; then
+		fails=$((fails + 1))
+		echo "FAIL $name: exit $got, want $want: $out $(cat /tmp/hev2-cli-err.$$)"
+	fi
+}
+json_is() { # json_is NAME JQ_EXPR: the last output satisfies it
+	checks=$((checks + 1))
+	if ! printf '%s\n' "$out" | jq -e "$2" >/dev/null 2>&1; then
+		fails=$((fails + 1))
+		echo "FAIL $1: $2 not true of: $out"
+	fi
+}
+
+fifo=$(mktemp -u)
+mkfifo "$fifo"
+"$dir/hev2-demo-listeners" < "$fifo" > "$fifo.port" &
+exec 3> "$fifo"
+trap 'exec 3>&-; rm -f "$fifo" "$fifo.port" /tmp/hev2-cli-err.$$' EXIT
+for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do [ -s "$fifo.port" ] && break; sleep 0.1; done
+P=$(cat "$fifo.port")
+
+# usage errors: exit 2
+check no-args 2 "$tool"
+check one-arg 2 "$tool" 127.0.0.1
+check unknown-flag 2 "$tool" --bogus 127.0.0.1 "$P"
+check family-5 2 "$tool" --family 5 127.0.0.1 "$P"
+check timeout-negative 2 "$tool" --resolv-timeout -1 127.0.0.1 "$P"
+check timeout-not-number 2 "$tool" --connect-timeout 12x 127.0.0.1 "$P"
+check resolver-unknown 2 "$tool" --resolver magic 127.0.0.1 "$P"
+check port-zero 2 "$tool" 127.0.0.1 0
+check port-unknown 2 "$tool" 127.0.0.1 no-such-service-hev2
+check resolve-malformed 2 "$tool" --resolve nocolon 127.0.0.1 "$P"
+check open-with-connect 2 "$tool" --open-timeout 100 --connect-timeout 100 127.0.0.1 "$P"
+check host-too-long 2 "$tool" "$(printf 'a%.0s' $(seq 1 300))" "$P"
+
+# success: exit 0, the contract's JSON
+check success 0 "$tool" --json 127.0.0.1 "$P"
+json_is success '.ok == true and .address == "127.0.0.1" and .family == "ipv4" and .port == '"$P"' and (.elapsed_ms | type) == "number" and (.error == null)'
+json_is success-events '[.events[].kind] | index("attempt-won") != null'
+
+# every flag at once (the contract's and the rest)
+check all-flags 0 "$tool" --json --resolv-timeout 1000 --connect-timeout 1000 --family 4 \
+	--resolver system --resolution-delay 10 --attempt-delay 20 --first-family-count 2 \
+	--local 127.0.0.1 --local-port 0 --nodelay --keepalive 1000 --blocking 127.0.0.1 "$P"
+json_is all-flags '.ok == true'
+check no-fast-fallback 0 "$tool" --json --no-fast-fallback --open-timeout 2000 127.0.0.1 "$P"
+
+# the fallback race through a static list, as a timeline and as JSON
+check fallback-timeline 0 "$tool" -v --attempt-delay 30 --resolve fb.test:::1,127.0.0.1 fb.test "$P"
+checks=$((checks + 1))
+case "$out" in
+*"attempt-started   #0 [::1]"*"attempt-started   #1 127.0.0.1"*"attempt-won       #1"*) ;;
+*) fails=$((fails + 1)); echo "FAIL fallback-timeline: $out" ;;
+esac
+check fallback-json 0 "$tool" --json --attempt-delay 30 --resolve fb.test:::1,127.0.0.1 fb.test "$P"
+json_is fallback-json '.family == "ipv4" and ([.events[] | select(.kind == "attempt-started")] | length) == 2 and .elapsed_ms >= 29'
+
+# failures: exit 1 with the error parts
+check connect-timeout 1 "$tool" --json --family 6 --connect-timeout 100 --resolve fb.test:::1,127.0.0.1 fb.test "$P"
+json_is connect-timeout '.ok == false and .error.errno == "ETIMEDOUT" and .error.timeout == "connect_timeout" and .error.eai == "" and (.error.message | length) > 0'
+check open-timeout 1 "$tool" --json --open-timeout 80 ::1 "$P"
+json_is open-timeout '.error.timeout == "open_timeout"'
+RP=$(( P == 65535 ? P - 1 : P + 1 ))
+while "$tool" 127.0.0.1 "$RP" >/dev/null 2>&1; do RP=$((RP + 1)); done
+check refused 1 "$tool" --json 127.0.0.1 "$RP"
+json_is refused '.ok == false and .error.errno == "ECONNREFUSED" and .error.timeout == "" and .port == '"$RP"
+check family-mismatch 1 "$tool" --json --family 6 127.0.0.1 "$P"
+json_is family-mismatch '.ok == false and .error.eai == "EAI_ADDRFAMILY"'
+
+if [ "$fails" -ne 0 ]; then
+	echo "test_cli: $fails of $checks checks FAILED"
+	exit 1
+fi
+echo "test_cli: $checks checks passed"
