@@ -28,7 +28,7 @@ def request(address=("example.test", 443), timeout=socket._GLOBAL_DEFAULT_TIMEOU
 
 def test_timeout_becomes_connect_timeout_and_socket_timeout():
     r = request(timeout=2.5)
-    assert (r.connect_timeout, r.socket_timeout, r.resolv_timeout, r.blocking_fd) == (2.5, 2.5, None, False)
+    assert (r.connect_timeout, r.socket_timeout, r.resolv_timeout) == (2.5, 2.5, None)
 
 
 def test_default_timeout_follows_getdefaulttimeout():
@@ -39,7 +39,7 @@ def test_default_timeout_follows_getdefaulttimeout():
         assert (r.connect_timeout, r.socket_timeout) == (7.0, 7.0)
         socket.setdefaulttimeout(None)
         r = request()
-        assert (r.connect_timeout, r.socket_timeout, r.blocking_fd) == (None, None, True)
+        assert (r.connect_timeout, r.socket_timeout) == (None, None)
     finally:
         socket.setdefaulttimeout(old)
 
@@ -52,7 +52,7 @@ def test_explicit_timeouts_win_over_socket_timeout():
 
 def test_zero_timeout_is_a_non_blocking_socket_and_no_bound():
     r = request(timeout=0)
-    assert (r.connect_timeout, r.socket_timeout, r.blocking_fd) == (None, 0.0, False)
+    assert (r.connect_timeout, r.socket_timeout) == (None, 0.0)
 
 
 @pytest.mark.parametrize(

@@ -133,21 +133,23 @@ def wait_done(handle: Handle) -> None:
         pass
 
 
-def wrap_socket(w: Winner, req: ConnectRequest) -> socket.socket:
-    """A socket.socket around the winner's fd, left in the mode
-    socket.create_connection would leave it in."""
+def socket_from(w: Winner) -> socket.socket:
+    """A socket.socket owning the winner's fd (closed if that fails)."""
     try:
         # Family, type and protocol given: Python asks the kernel nothing.
-        sock = socket.socket(w.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=w.fd)
+        return socket.socket(w.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=w.fd)
     except BaseException:
         os.close(w.fd)
         raise
-    # A socket object made from an fd believes what getdefaulttimeout() says;
-    # the fd is blocking only if we asked the library for that. Align them,
-    # with no syscall when they already agree.
-    believes_blocking = socket.getdefaulttimeout() is None
-    if not (req.socket_timeout is None and req.blocking_fd and believes_blocking):
-        sock.settimeout(req.socket_timeout)
+
+
+def wrap_socket(w: Winner, req: ConnectRequest) -> socket.socket:
+    """The winner as a socket.socket left in the mode socket.create_connection
+    would leave it in."""
+    sock = socket_from(w)
+    # The fd is non-blocking; a socket object made from an fd believes what
+    # getdefaulttimeout() says. settimeout aligns both (one ioctl).
+    sock.settimeout(req.socket_timeout)
     return sock
 
 

@@ -60,9 +60,6 @@ class ConnectRequest:
     hosts: tuple[tuple[str, tuple[str, ...]], ...] = ()
     nodelay: bool = False
     keepalive: float | None = None
-    # Whether the library should hand back a blocking socket (saves a
-    # syscall when the caller wants blocking mode anyway).
-    blocking_fd: bool = False
     # The timeout the returned socket gets (socket.settimeout's argument).
     socket_timeout: float | None = None
 
@@ -310,6 +307,5 @@ def build_request(
         hosts=static_hosts(more["hosts"]) if more.get("hosts") is not None else (),
         nodelay=flag("nodelay", more.get("nodelay", False)),
         keepalive=seconds("keepalive", more.get("keepalive")),
-        blocking_fd=sock_timeout is None,
         socket_timeout=sock_timeout,
     )

@@ -10,11 +10,10 @@ propagates.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import socket
 from typing import Any, Callable, TypeVar
 
-from ._connect import wrap_socket
+from ._connect import socket_from
 from ._errors import Failure, to_exception
 from ._handle import Handle, Winner
 from ._options import ConnectRequest, build_request
@@ -81,7 +80,7 @@ def _request(host: Any, port: Any, kwargs: dict[str, Any]) -> tuple[ConnectReque
         more=kwargs,
     )
     # The loop wants a non-blocking fd: the library's default.
-    return dataclasses.replace(req, blocking_fd=False), all_errors, passed
+    return req, all_errors, passed
 
 
 async def create_connection(
@@ -98,7 +97,9 @@ async def create_connection(
     outcome = await connect(req)
     if isinstance(outcome, Failure):
         raise to_exception(outcome, all_errors)
-    sock = wrap_socket(outcome, req)
+    # Non-blocking as the library returns it; the loop's own setblocking(False)
+    # puts the socket object in agreement.
+    sock = socket_from(outcome)
     loop = asyncio.get_running_loop()
     try:
         return await loop.create_connection(protocol_factory, sock=sock, **passed)
