@@ -34,11 +34,16 @@ type DNSConfig struct {
 	Attempts int
 	// UseTCP sends every query over TCP (resolv.conf: options use-vc).
 	UseTCP bool
+	// NoAddrConfig asks DNS for every family, even one this host has no
+	// usable address for (by default such a family is answered from the
+	// hosts file only, see AddrConfigFamilies).
+	NoAddrConfig bool
 }
 
 // DNSResolver is hev2's own stub resolver. Unlike getaddrinfo it is really
 // canceled: a canceled lookup closes its sockets at once and sends nothing
-// more. It answers from the hosts file first, then asks the name servers
+// more. It answers from the hosts file first, skips a family the host has
+// no usable address for (as SystemResolver does), then asks the name servers
 // over UDP (TCP when an answer is truncated), walking the search list as
 // glibc does. Each LookupFamily sends one query type, and the engine calls
 // both families at once, so AAAA and A leave together.
@@ -51,6 +56,8 @@ type DNSResolver struct {
 	rotate   bool
 	useTCP   bool
 	hosts    *hostsFile
+	// addrConfig skips DNS for a family the host cannot reach.
+	addrConfig bool
 
 	nextServer atomic.Uint32
 	stats      dnsCounters
@@ -98,6 +105,7 @@ func NewDNSResolver(cfg DNSConfig) (*DNSResolver, error) {
 	r := &DNSResolver{
 		servers: rc.nameservers, ndots: rc.ndots, timeout: rc.timeout,
 		attempts: rc.attempts, rotate: rc.rotate, useTCP: rc.useTCP || cfg.UseTCP,
+		addrConfig: !cfg.NoAddrConfig,
 	}
 	for _, s := range rc.search {
 		if s = strings.Trim(s, "."); s != "" {
@@ -156,6 +164,10 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family Fami
 			return []netip.Addr{netip.IPv6Loopback()}, nil
 		}
 		return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}, nil
+	}
+	if r.addrConfig && !localFamilies.wants(family) {
+		r.stats.skipped.Add(1)
+		return nil, &ResolveError{Host: host, Family: family, Code: EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -295,12 +307,13 @@ type DNSResolverStats struct {
 	Queries      uint64 // messages sent (UDP and TCP)
 	TCPFallbacks uint64 // truncated UDP answers asked again over TCP
 	Timeouts     uint64 // queries a server did not answer in time
+	Skipped      uint64 // lookups answered at once by the AI_ADDRCONFIG policy
 	OpenSockets  int64  // sockets open now
 }
 
 type dnsCounters struct {
-	queries, tcpFallbacks, timeouts atomic.Uint64
-	openSockets                     atomic.Int64
+	queries, tcpFallbacks, timeouts, skipped atomic.Uint64
+	openSockets                              atomic.Int64
 }
 
 // Stats returns a snapshot of r's counters.
@@ -309,6 +322,7 @@ func (r *DNSResolver) Stats() DNSResolverStats {
 		Queries:      r.stats.queries.Load(),
 		TCPFallbacks: r.stats.tcpFallbacks.Load(),
 		Timeouts:     r.stats.timeouts.Load(),
+		Skipped:      r.stats.skipped.Load(),
 		OpenSockets:  r.stats.openSockets.Load(),
 	}
 }

@@ -41,6 +41,9 @@ func newTestDNS(t *testing.T, resolvConf string, cfg DNSConfig) (*DNSResolver, *
 		os.WriteFile(cfg.HostsFile, []byte("198.18.0.7 pinned.test\n2001:db8::7 pinned.test\n"), 0o644)
 	}
 	cfg.Nameservers = append(cfg.Nameservers, srv.Addr.String())
+	// Whatever this machine's addresses, ask for both families (the
+	// policy is tested in namespaces, in internal/resolvertest).
+	cfg.NoAddrConfig = true
 	r, err := NewDNSResolver(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -320,8 +320,10 @@ func childCancel(a childArgs) (any, error) {
 	}
 	sys, _ := r.(*core.SystemResolver)
 	var rep cancelReport
-	// Warm up so that the counts below only show this lookup.
+	// Warm up so that the counts below only show this lookup (the
+	// netlink watcher is started by the first lookup that asks DNS).
 	r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	core.AddrConfigFamilies()
 	waitPoolEmpty()
 	rep.Baseline, rep.GoroutinesBefore = osThreads(), runtime.NumGoroutine()
 

@@ -267,12 +267,12 @@ func TestSystemSharedLookups(t *testing.T) {
 // in both families (Ruby Bug #20048) and asks DNS for both; an IPv4-only
 // host skips AAAA at once without a query (#19144); a dual-stack host asks
 // for both.
-func TestSystemAddrConfig(t *testing.T) {
+func TestAddrConfig(t *testing.T) {
 	cases := []struct {
-		name        string
-		stack       resolvertest.Stack
-		wantAAAA    bool
-		wantFamilis [2]bool // ipv4, ipv6 usable
+		name     string
+		stack    resolvertest.Stack
+		wantAAAA bool
+		families [2]bool // ipv4, ipv6 usable
 	}{
 		{"loopback-only", resolvertest.Stack{}, true, [2]bool{false, false}},
 		{"ipv4-only", resolvertest.Stack{IPv4: true}, false, [2]bool{true, false}},
@@ -285,26 +285,13 @@ func TestSystemAddrConfig(t *testing.T) {
 			srv.Set("dual.test", 0, resolvertest.Rule{Addrs: []netip.Addr{v6addr, v4addr}})
 			var fam map[string]bool
 			inChild(t, ns, childArgs{Mode: "families"}, &fam)
-			if !fam["known"] || fam["ipv4"] != c.wantFamilis[0] || fam["ipv6"] != c.wantFamilis[1] {
+			if !fam["known"] || fam["ipv4"] != c.families[0] || fam["ipv6"] != c.families[1] {
 				t.Errorf("families seen: %v", fam)
 			}
-			var local, dual []lookupOutcome
-			inChild(t, ns, childArgs{Mode: "lookup", Host: "localhost", IdleMS: 50}, &local)
-			inChild(t, ns, childArgs{Mode: "lookup", Host: "dual.test", IdleMS: 50}, &dual)
-			v4 := c.wantFamilis[0] || !c.wantFamilis[1]
-			if v4 {
-				wantAddrs(t, byFamily(local, core.IPv4), "127.0.0.1")
-				wantAddrs(t, byFamily(dual, core.IPv4), v4addr.String())
+			for _, res := range resolvers {
+				checkAddrConfig(t, ns, res, c.wantAAAA, c.families)
 			}
-			if c.wantAAAA {
-				wantAddrs(t, byFamily(local, core.IPv6), "::1")
-				wantAddrs(t, byFamily(dual, core.IPv6), v6addr.String())
-			} else {
-				o := byFamily(dual, core.IPv6)
-				if o.Code != core.EAI_ADDRFAMILY || o.ElapsedMS > 20 {
-					t.Errorf("AAAA on %s: code %d after %.1f ms, want EAI_ADDRFAMILY at once", c.name, o.Code, o.ElapsedMS)
-				}
-			}
+			v4 := c.families[0] || !c.families[1]
 			if got := srv.Count("dual.test", dns.TypeAAAA) > 0; got != c.wantAAAA {
 				t.Errorf("AAAA query sent: %v, want %v (%v)", got, c.wantAAAA, srv.Queries())
 			}
@@ -315,9 +302,29 @@ func TestSystemAddrConfig(t *testing.T) {
 	}
 }
 
+func checkAddrConfig(t *testing.T, ns *resolvertest.Namespace, res string, wantAAAA bool, families [2]bool) {
+	t.Helper()
+	var local, dual []lookupOutcome
+	inChild(t, ns, childArgs{Mode: "lookup", Resolver: res, Host: "localhost", IdleMS: 50}, &local)
+	inChild(t, ns, childArgs{Mode: "lookup", Resolver: res, Host: "dual.test", IdleMS: 50}, &dual)
+	if families[0] || !families[1] {
+		wantAddrs(t, byFamily(local, core.IPv4), "127.0.0.1")
+		wantAddrs(t, byFamily(dual, core.IPv4), v4addr.String())
+	}
+	if wantAAAA {
+		wantAddrs(t, byFamily(local, core.IPv6), "::1")
+		wantAddrs(t, byFamily(dual, core.IPv6), v6addr.String())
+	} else {
+		o := byFamily(dual, core.IPv6)
+		if o.Code != core.EAI_ADDRFAMILY || o.ElapsedMS > 20 {
+			t.Errorf("%s resolver: AAAA code %d after %.1f ms, want EAI_ADDRFAMILY at once", res, o.Code, o.ElapsedMS)
+		}
+	}
+}
+
 // The policy follows the host: an IPv6 address added to an IPv4-only host
 // is seen through the netlink subscription, and AAAA is asked again.
-func TestSystemAddrConfigFollowsChanges(t *testing.T) {
+func TestAddrConfigFollowsChanges(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{IPv4: true})
 	srv.Set("dual.test", 0, resolvertest.Rule{Addrs: []netip.Addr{v6addr, v4addr}})
 	raw, _ := json.Marshal(childArgs{Mode: "addrwatch", Host: "dual.test", IdleMS: 50})
