@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -48,6 +47,3 @@ def run_json(tmp: Path, script: str, **kw: Any) -> Any:
     assert p.returncode == 0, f"child failed ({p.returncode}):\n{p.stdout}\n{p.stderr}"
     return json.loads(p.stdout.strip().splitlines()[-1])
 
-
-if __name__ == "__main__":
-    print(run_isolated(Path(sys.argv[1]), Path(sys.argv[2]).read_text()).stdout)
