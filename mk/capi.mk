@@ -153,3 +153,13 @@ test-capi-scenarios: capi testbed-tools
 	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json"
 
 SCENARIO_CLIENTS += --client "hev2-c=$(CURDIR)/$(BUILD)/hev2-connect --json"
+
+# ---- bench-capi -----------------------------------------------------------------
+CAPI_BENCH_BINS := $(BUILD)/tests/c/bench_connect $(BUILD)/tests/c/bench_dlopen
+
+$(BUILD)/tests/c/bench_dlopen: tests/c/bench_dlopen.c $(CAPI_TEST_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
+
+bench-capi: capi $(CAPI_BENCH_BINS)
+	tests/c/bench_capi.sh $(BUILD)
