@@ -4,6 +4,7 @@
 # only ever run inside one of the project's own, against a test DNS server),
 # then the scenario suite with the built-in resolver (test-testbed runs it
 # with the system one).
+BUILD_TARGETS += $(BUILD)/hev2-resolve
 TEST_TARGETS  += test-resolvers
 BENCH_TARGETS += bench-resolvers
 DEB_PACKAGES  += iproute2 gcc libc6-dev
@@ -14,7 +15,8 @@ DEB_PACKAGES  += iproute2 gcc libc6-dev
 # every other test with -race (its children are race-enabled too).
 test-resolvers: testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
-	$(GO) vet ./internal/resolvertest/
+	@out=$$(gofmt -l internal/resolvertest cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./internal/resolvertest/... ./cmd/hev2-resolve
 	$(GO) test -race -count=1 -run 'System|DNS|Hosts|ResolvConf|Flight' ./core/
 	$(GO) test -count=1 -v ./internal/resolvertest/
 	$(GO) test -race -count=1 -skip 'Flood' ./internal/resolvertest/
@@ -28,3 +30,8 @@ $(BUILD)/gai_loop: internal/resolvertest/cbench/gai_loop.c
 bench-resolvers: $(BUILD)/gai_loop
 	$(GO) build -o $(BUILD)/resolverbench ./internal/resolvertest/resolverbench
 	$(BUILD)/resolverbench -gai-loop $(BUILD)/gai_loop
+
+# hev2-resolve: look a name up as hev2 does (both families at once) and
+# print each family's answer or getaddrinfo code, errno and the counters.
+$(BUILD)/hev2-resolve: $(shell find cmd/hev2-resolve core -name '*.go' -not -name '*_test.go') go.mod go.sum
+	$(GO) build -o $@ ./cmd/hev2-resolve
