@@ -9,6 +9,12 @@ The listener runs in a separate process (accept and close), so that it does
 not compete for this process's GIL. Methods alternate in rounds so that
 machine noise spreads over all of them. Prints the mean and median time per
 connection and the ratio to socket.create_connection.
+
+A second, short table shows what the race is for: a name whose addresses
+are ::1, where SYNs are dropped (listen backlog 0 + an unaccepted filler),
+then 127.0.0.1, which answers. For socket and asyncio, socket.getaddrinfo
+answers that list for the name (as a dual-stack host's resolver would; no
+resolver is asked); hev2 gets it as a static address list.
 """
 
 from __future__ import annotations
@@ -93,6 +99,53 @@ METHODS = {
 }
 
 
+BROKEN_NAME = "broken-v6.bench.test"
+SOCKET_TIMEOUT = 1.0  # socket.create_connection waits this long on ::1
+BROKEN_CONNECTIONS = 3
+
+
+def broken_ipv6_table(port: int) -> None:
+    hole = socket.socket(socket.AF_INET6)
+    hole.bind(("::1", port))  # same port number as the IPv4 acceptor
+    hole.listen(0)
+    filler = socket.create_connection(("::1", port))
+    real_getaddrinfo = socket.getaddrinfo
+
+    def getaddrinfo(host, p, *args, **kw):  # type: ignore[no-untyped-def]
+        if host != BROKEN_NAME:
+            return real_getaddrinfo(host, p, *args, **kw)
+        six = real_getaddrinfo("::1", p, socket.AF_INET6, socket.SOCK_STREAM)
+        four = real_getaddrinfo("127.0.0.1", p, socket.AF_INET, socket.SOCK_STREAM)
+        return six + four
+
+    async def asyncio_broken(port: int):  # type: ignore[no-untyped-def]
+        loop = asyncio.get_running_loop()
+        return await loop.create_connection(asyncio.Protocol, BROKEN_NAME, port, happy_eyeballs_delay=0.25)
+
+    methods = {
+        f"socket.create_connection(timeout={SOCKET_TIMEOUT:g})": blocking_method(
+            lambda port: socket.create_connection((BROKEN_NAME, port), timeout=SOCKET_TIMEOUT)
+        ),
+        "hev2.create_connection": blocking_method(
+            lambda port: hev2.create_connection((BROKEN_NAME, port), hosts={BROKEN_NAME: ["::1", "127.0.0.1"]})
+        ),
+        "asyncio create_connection(he_delay=0.25)": asyncio_method(asyncio_broken),
+    }
+    socket.getaddrinfo = getaddrinfo
+    try:
+        results = {name: run(port, BROKEN_CONNECTIONS) for name, run in methods.items()}
+    finally:
+        socket.getaddrinfo = real_getaddrinfo
+        filler.close()
+        hole.close()
+    print()
+    print(f"broken IPv6 (::1 drops SYNs, 127.0.0.1 answers), {BROKEN_CONNECTIONS} connections per method")
+    base = statistics.mean(next(iter(results.values())))
+    print(f"{'method':42} {'mean ms':>9} {'ratio':>7}")
+    for name, times in results.items():
+        print(f"{name:42} {statistics.mean(times) * 1e3:9.1f} {statistics.mean(times) / base:6.2f}x")
+
+
 def main() -> None:
     hev2.init()
     acceptor = subprocess.Popen([sys.executable, "-c", ACCEPTOR], stdout=subprocess.PIPE, text=True)
@@ -105,10 +158,14 @@ def main() -> None:
             names = list(METHODS) if r % 2 == 0 else list(reversed(METHODS))
             for name in names:
                 samples[name] += METHODS[name](port, PER_ROUND)
+        print_table(samples)
+        broken_ipv6_table(port)
     finally:
         acceptor.kill()
         acceptor.wait()
 
+
+def print_table(samples: dict[str, list[float]]) -> None:
     base_mean = statistics.mean(samples["socket.create_connection"])
     base_median = statistics.median(samples["socket.create_connection"])
     print(f"loopback {HOST}, {ROUNDS} rounds x {PER_ROUND} connections per method, one at a time")
