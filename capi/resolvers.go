@@ -7,6 +7,8 @@ import "C"
 
 import (
 	"net/netip"
+	"strings"
+	"sync"
 
 	"github.com/hev2/hev2/core"
 )
@@ -32,7 +34,34 @@ func resolverFor(choice int, nameservers []netip.AddrPort) (core.Resolver, error
 	return nil, fail(statusOptions, "resolver %d is not HEV2_RESOLVER_DEFAULT, _SYSTEM or _BUILTIN", choice)
 }
 
-// builtinResolver: core has no built-in DNS client yet.
+// builtinResolvers keeps one built-in resolver per name-server list, so a
+// connect does not re-read resolv.conf and the hosts file each time and the
+// resolver's counters describe the process. Bounded: past the bound a new
+// list gets a resolver of its own, not cached.
+var builtinResolvers = struct {
+	sync.Mutex
+	m map[string]*core.DNSResolver
+}{m: map[string]*core.DNSResolver{}}
+
+const maxCachedResolvers = 64
+
 func builtinResolver(nameservers []netip.AddrPort) (core.Resolver, error) {
-	return nil, fail(statusNotSup, "the built-in resolver is not available in this build")
+	servers := make([]string, len(nameservers))
+	for i, ns := range nameservers {
+		servers[i] = ns.String()
+	}
+	key := strings.Join(servers, ",")
+	builtinResolvers.Lock()
+	defer builtinResolvers.Unlock()
+	if r, ok := builtinResolvers.m[key]; ok {
+		return r, nil
+	}
+	r, err := core.NewDNSResolver(core.DNSConfig{Nameservers: servers})
+	if err != nil {
+		return nil, fail(statusOptions, "built-in resolver: %v", err)
+	}
+	if len(builtinResolvers.m) < maxCachedResolvers {
+		builtinResolvers.m[key] = r
+	}
+	return r, nil
 }

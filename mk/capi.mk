@@ -147,10 +147,11 @@ test-capi-install: capi
 	echo "install: PREFIX layout, pkg-config and an installed build work"
 
 # The shared scenario suite (real namespaces, DNS server, impaired links)
-# with hev2-connect --json as the client. Root only.
+# with hev2-connect --json as the client, once per resolver. Root only.
 test-capi-scenarios: capi testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-capi-scenarios needs root (network namespaces)"; exit 0; fi; \
-	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json"
+	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json"; \
+	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin"
 
 SCENARIO_CLIENTS += --client "hev2-c=$(CURDIR)/$(BUILD)/hev2-connect --json"
 
