@@ -74,6 +74,8 @@ def test_zero_timeout_is_a_non_blocking_socket_and_no_bound():
         ({"hosts": {"a": []}}, ValueError, "no address"),
         ({"hosts": {"a": ["not-an-ip"]}}, ValueError, "not an IP address"),
         ({"hosts": ["a"]}, TypeError, "mapping"),
+        ({"hosts": {"a:b": ["::1"]}}, ValueError, "not a host name"),
+        ({"hosts": {"a b": ["::1"]}}, ValueError, "not a host name"),
         ({"first_address_family_count": 0}, ValueError, "first_address_family_count"),
         ({"nodelay": "yes"}, TypeError, "nodelay"),
         ({"bogus": 1}, TypeError, "bogus"),
@@ -124,3 +126,13 @@ def test_source_address_must_be_literal_and_match_family():
 def test_port_zero_is_refused_by_the_library():
     with pytest.raises(ValueError, match="hev2: .*port"):
         hev2.create_connection(("127.0.0.1", 0))
+
+
+def test_seconds_become_milliseconds_without_turning_into_none():
+    from hev2._handle import milliseconds
+
+    assert milliseconds(None) == 0  # no timeout / the default
+    assert milliseconds(0.0004) == 1  # tiny but real: never 0, which means "none"
+    assert milliseconds(1.5) == 1500
+    assert milliseconds(0) == 0
+    assert milliseconds(0, zero_to_1ms=True) == 1  # resolution_delay=0: the smallest delay

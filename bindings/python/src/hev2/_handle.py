@@ -1,9 +1,9 @@
 """One connection handle of the library: start, learn the outcome, let go.
 
-The handle is a 64-bit id. ``Handle`` owns it from ``start`` until
-``release`` and makes release idempotent on the Python side, so that every
-path (success, failure, KeyboardInterrupt, task cancellation) can simply
-call ``close()``.
+The handle is a 64-bit id. ``Handle`` owns it from ``hev2_connect`` until
+``hev2_release`` and makes release idempotent on the Python side, so that
+every path (success, failure, KeyboardInterrupt, task cancellation) can
+simply call ``close()``.
 """
 
 from __future__ import annotations
@@ -35,13 +35,14 @@ class Winner:
     elapsed: float  # seconds
 
 
-def milliseconds(value: float | None, *, zero_means_default: bool = False) -> int:
-    """Seconds to the ABI's milliseconds. A positive value never becomes 0,
-    which the ABI reads as "none" (timeouts) or "the default" (delays)."""
+def milliseconds(value: float | None, *, zero_to_1ms: bool = False) -> int:
+    """Seconds to the ABI's milliseconds (None: 0). A positive value never
+    becomes 0, which the ABI reads as "none" (timeouts) or "the default"
+    (delays); zero_to_1ms makes an explicit 0 the smallest delay instead."""
     if value is None:
         return 0
     ms = math.ceil(value * 1000)
-    if value > 0 or zero_means_default:
+    if value > 0 or zero_to_1ms:
         ms = max(ms, 1)
     return ms
 
@@ -61,8 +62,8 @@ def fill_options(req: ConnectRequest) -> _abi.Options:
     o = _abi.Options()
     check(lib.hev2_options_init(ctypes.byref(o)))
     # resolution_delay=0 asks for no delay: 1 ms, since the ABI's 0 is "default".
-    o.resolution_delay_ms = milliseconds(req.resolution_delay, zero_means_default=True)
-    o.connection_attempt_delay_ms = milliseconds(req.connection_attempt_delay, zero_means_default=True)
+    o.resolution_delay_ms = milliseconds(req.resolution_delay, zero_to_1ms=True)
+    o.connection_attempt_delay_ms = milliseconds(req.connection_attempt_delay, zero_to_1ms=True)
     o.first_address_family_count = req.first_address_family_count or 0
     o.resolv_timeout_ms = milliseconds(req.resolv_timeout)
     o.connect_timeout_ms = milliseconds(req.connect_timeout)

@@ -186,6 +186,9 @@ def static_hosts(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     for name, addrs in value.items():
         if not isinstance(name, str) or not name:
             raise TypeError(f"hosts keys must be non-empty str, got {name!r}")
+        if any(c in name for c in ":;, \t\n\0"):
+            # They would break the library's "NAME:ADDR,ADDR;..." list.
+            raise ValueError(f"hosts key {name!r} is not a host name")
         if isinstance(addrs, str):
             addrs = [addrs]
         if not isinstance(addrs, Iterable):
