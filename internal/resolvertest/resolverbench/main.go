@@ -74,9 +74,12 @@ type latency struct {
 }
 
 type threads struct {
-	Created  int `json:"created"`
-	Lookups  int `json:"lookups"`
-	Failures int `json:"failures"`
+	Created     int `json:"created"`      // during the first 1,000 lookups
+	CreatedNext int `json:"created_next"` // during the next 1,000
+	// Of those, getaddrinfo pool threads (the rest are Go runtime Ms).
+	Pool, PoolNext int
+	Lookups        int `json:"lookups"`
+	Failures       int `json:"failures"`
 }
 
 func parent(gaiLoop string, benchtime time.Duration, threadLookups int) error {
@@ -153,11 +156,13 @@ func report(lat map[string]latency, thr map[string]threads, lookups int) {
 		fmt.Printf("%-14s %12.1f %8.2fx %11s %10s %14s %9d\n", r, l.NsPerOp/1000, l.NsPerOp/base, allocs, bytes, ratio, l.Failures)
 	}
 	fmt.Printf("\nOS threads created per %d lookups (32 at a time, distinct names, AAAA and A), fresh process each\n", lookups)
-	fmt.Printf("%-14s %10s %9s\n", "resolver", "threads", "failures")
+	fmt.Printf("(getaddrinfo pool threads in brackets; the rest are Go runtime threads, which Go never gives back)\n")
+	fmt.Printf("%-14s %12s %14s %9s\n", "resolver", "first", "next (reuse)", "failures")
 	for _, r := range resolverNames {
-		fmt.Printf("%-14s %10d %9d\n", r, thr[r].Created, thr[r].Failures)
+		t := thr[r]
+		fmt.Printf("%-14s %12s %14s %9d\n", r, fmt.Sprintf("%d (%d)", t.Created, t.Pool), fmt.Sprintf("%d (%d)", t.CreatedNext, t.PoolNext), t.Failures)
 	}
-	fmt.Printf("%-14s %10s %9s\n", "c-getaddrinfo", "0", "-")
+	fmt.Printf("%-14s %12s %14s %9s\n", "c-getaddrinfo", "0", "0", "-")
 	fmt.Println("(c-getaddrinfo is a single-threaded loop: it cannot look up two families at once or be canceled)")
 }
 
@@ -199,7 +204,10 @@ func runChild(mode, name string, benchtime time.Duration, lookups int) (any, err
 		})
 		return latency{NsPerOp: float64(res.T.Nanoseconds()) / float64(res.N), AllocsPerOp: res.AllocsPerOp(), BytesPerOp: res.AllocedBytesPerOp(), Failures: failures}, nil
 	case "threads":
-		return countThreads(ctx, r, lookups), nil
+		first := countThreads(ctx, r, lookups, 0)
+		next := countThreads(ctx, r, lookups, lookups)
+		first.CreatedNext, first.PoolNext, first.Failures = next.Created, next.Pool, first.Failures+next.Failures
+		return first, nil
 	}
 	return nil, fmt.Errorf("unknown child mode %q", mode)
 }
@@ -207,7 +215,7 @@ func runChild(mode, name string, benchtime time.Duration, lookups int) (any, err
 // countThreads runs lookups, 32 at a time, and counts the OS threads the
 // process created meanwhile: the growth of its thread count plus the
 // getaddrinfo threads that exited (Go's own threads never exit).
-func countThreads(ctx context.Context, r core.Resolver, lookups int) threads {
+func countThreads(ctx context.Context, r core.Resolver, lookups, firstName int) threads {
 	before, poolBefore := osThreads(), core.GAIThreads()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -230,7 +238,7 @@ func countThreads(ctx context.Context, r core.Resolver, lookups int) threads {
 			}
 		}()
 	}
-	for i := 0; i < lookups; i++ {
+	for i := firstName; i < firstName+lookups; i++ {
 		next <- i
 	}
 	close(next)
@@ -238,6 +246,7 @@ func countThreads(ctx context.Context, r core.Resolver, lookups int) threads {
 	after, poolAfter := osThreads(), core.GAIThreads()
 	exited := int(poolAfter.Created-poolBefore.Created) - (poolAfter.Threads - poolBefore.Threads)
 	out.Created = after - before + exited
+	out.Pool = int(poolAfter.Created - poolBefore.Created)
 	return out
 }
 
