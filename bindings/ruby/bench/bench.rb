@@ -45,6 +45,12 @@ begin
     rounds: 7, per_round: 300,
     "Hev2.tcp(\"127.0.0.1\")": -> { Hev2.tcp("127.0.0.1", port, &:close) },
     "Socket.tcp(\"127.0.0.1\")": -> { Socket.tcp("127.0.0.1", port, &:close) },
+    "(Hev2.tcp, eventfd wait only)": lambda do
+      Hev2::Connector.quick_wait_ms = 0 # as under a Fiber scheduler
+      Hev2.tcp("127.0.0.1", port, &:close)
+    ensure
+      Hev2::Connector.quick_wait_ms = 1
+    end,
     "(libhev2 alone, waiting in C)": library_alone,
   )
   Measure.report("loopback, IP literal (median of 7 rounds x 300)", results,

@@ -27,11 +27,13 @@ module Helper
     end
   end
 
-  # The library creates process-wide fds once (its epoll instance, on the
-  # first connection): make one before taking a baseline of open fds.
+  # The library creates process-wide fds once: its epoll instance on the
+  # first connection, and the Go runtime's netpoller (an epoll fd and an
+  # eventfd) on the first timer. Make a connection with a timeout before
+  # taking a baseline of open fds.
   def warm_up
     r = Loopback.refusing("127.0.0.1")
-    Hev2.tcp("127.0.0.1", Loopback.port_of(r))
+    Hev2.tcp("127.0.0.1", Loopback.port_of(r), open_timeout: 5)
   rescue Errno::ECONNREFUSED
     nil
   ensure
