@@ -255,5 +255,14 @@ func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
 	s.max_handles = C.uint64_t(maxRunning.Load())
 	s.over_capacity = C.uint64_t(overCapacity.Load())
 	s.callbacks_fired = C.uint64_t(callbacksFired.Load())
+	rs := core.DefaultSystemResolver.Stats()
+	s.lookups_in_flight = C.uint64_t(rs.InFlight)
+	s.lookups_queued = C.uint64_t(rs.Queued)
+	s.lookups_abandoned = C.uint64_t(rs.Abandoned)
+	s.resolver_threads = C.uint64_t(rs.Threads.Threads)
+	s.max_lookups = C.uint64_t(core.DefaultSystemResolver.MaxInFlight)
+	if s.max_lookups == 0 {
+		s.max_lookups = C.uint64_t(core.DefaultMaxInFlight)
+	}
 	return C.HEV2_OK
 }

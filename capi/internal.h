@@ -4,6 +4,8 @@
 #ifndef HEV2_CAPI_INTERNAL_H
 #define HEV2_CAPI_INTERNAL_H
 
+#include <stddef.h>
+
 #include "hev2.h"
 
 /* The smallest sizes the library accepts in a caller's size field: the
@@ -13,7 +15,9 @@
 #define HEV2_RESULT_SIZE_V1  sizeof(hev2_result_info)
 #define HEV2_ATTEMPT_SIZE_V1 sizeof(hev2_attempt_info)
 #define HEV2_EVENT_SIZE_V1   sizeof(hev2_event_info)
-#define HEV2_STATS_SIZE_V1   sizeof(hev2_stats_info)
+/* hev2_stats_info grew (the lookups_* fields) after bindings were written
+ * against its first layout: that shorter size stays accepted. */
+#define HEV2_STATS_SIZE_V1   offsetof(hev2_stats_info, lookups_in_flight)
 
 /* fork_check.c */
 int hev2c_forked(void);

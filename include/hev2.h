@@ -88,6 +88,19 @@
  * process works.
  *
  * ---------------------------------------------------------------------------
+ * Capacity
+ * ---------------------------------------------------------------------------
+ *
+ * Go aborts the whole process when it reaches 10,000 OS threads, and a
+ * blocked getaddrinfo holds one thread: a library must never take its host
+ * down that way. So at most hev2_set_max_handles() handles run at once
+ * (default HEV2_DEFAULT_MAX_HANDLES); beyond it hev2_connect answers
+ * HEV2_ECAPACITY and starts nothing. The system resolver runs at most
+ * hev2_stats_info.max_lookups getaddrinfo calls at once (256); further
+ * lookups wait for a slot, still cancellable. A canceled lookup is
+ * abandoned, never waited for: its call finishes on its own thread.
+ *
+ * ---------------------------------------------------------------------------
  * fork()
  * ---------------------------------------------------------------------------
  *
@@ -117,8 +130,10 @@
  *   3. hev2_options.on_done: a callback called on a library thread;
  *   4. hev2_options.job: a postponed job (see hev2_job_register) triggered
  *      at completion and run by the host at a safe point of its choosing.
- * The callback never fires inside hev2_connect, never fires if hev2_connect
- * returned an error, and otherwise fires exactly once with the final status
+ * The callback never fires inside hev2_connect (it runs on a library thread,
+ * never on the caller's stack, and only after *out holds the handle), never
+ * fires if hev2_connect returned an error, and otherwise fires exactly once
+ * with the final status
  * (HEV2_ECANCELED included) — even if the handle was released before (its
  * user data must stay valid until then). The same holds for the job
  * trigger (triggers of one job coalesce: see below).
@@ -395,6 +410,16 @@ typedef struct hev2_stats_info {
 	uint64_t jobs_registered;
 	uint64_t jobs_triggered;   /* trigger calls (before coalescing) */
 	uint64_t jobs_run;
+	/* Added in 1.0 after the first cut (callers passing the shorter size
+	 * still work): the system resolver. Each getaddrinfo call holds a
+	 * thread; at most max_lookups run at once, further lookups queue (and
+	 * stay cancellable). An abandoned call (its connection canceled or
+	 * decided) finishes on its own thread and is freed there. */
+	uint64_t lookups_in_flight; /* getaddrinfo calls running, abandoned included */
+	uint64_t lookups_queued;    /* lookups waiting for a free slot */
+	uint64_t lookups_abandoned; /* calls left running by their caller, ever */
+	uint64_t resolver_threads;  /* threads of the getaddrinfo pool, now */
+	uint64_t max_lookups;       /* the cap on lookups_in_flight */
 } hev2_stats_info;
 
 /* ---- library ---------------------------------------------------------------- */

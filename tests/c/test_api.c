@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -579,6 +580,19 @@ static void test_size_versioning(void)
 	hev2_release(c);
 	bigo.tail[7] = 1; /* asks for something this library does not know */
 	CHECK_RC(hev2_connect("127.0.0.1", portstr(srv4.port), &bigo.o, &c), HEV2_EOPTIONS);
+
+	/* hev2_stats_info's first layout (before the lookups_* fields) is
+	 * still accepted, and nothing past it is written. */
+	hev2_stats_info st;
+	memset(&st, 0x77, sizeof st);
+	st.size = offsetof(hev2_stats_info, lookups_in_flight);
+	CHECK_RC(hev2_stats(&st), HEV2_OK);
+	CHECK_INT(st.max_handles, HEV2_DEFAULT_MAX_HANDLES);
+	CHECK(st.max_lookups == 0x7777777777777777ULL);
+	st.size = sizeof st;
+	CHECK_RC(hev2_stats(&st), HEV2_OK);
+	CHECK(st.max_lookups >= 1 && st.max_lookups < 100000);
+	CHECK(st.lookups_in_flight <= st.max_lookups);
 }
 
 int main(void)
