@@ -23,8 +23,9 @@ type resolvConf struct {
 }
 
 // glibc's defaults (resolv.h: RES_TIMEOUT, RES_DFLRETRY) and limits
-// (RES_MAXNDOTS, RES_MAXRETRANS, RES_MAXRETRY).
+// (MAXNS, RES_MAXNDOTS, RES_MAXRETRANS, RES_MAXRETRY).
 const (
+	maxNameservers  = 3
 	defaultNdots    = 1
 	defaultTimeout  = 5 * time.Second
 	defaultAttempts = 2
@@ -78,7 +79,9 @@ func parseResolvConf(r io.Reader, name string) (resolvConf, error) {
 			if err != nil {
 				return rc, bad("nameserver %q is not an IP address", fields[1])
 			}
-			rc.nameservers = append(rc.nameservers, netip.AddrPortFrom(addr, 53))
+			if len(rc.nameservers) < maxNameservers {
+				rc.nameservers = append(rc.nameservers, netip.AddrPortFrom(addr, 53))
+			}
 		case "domain":
 			// The last of "domain" and "search" wins, as in glibc.
 			rc.search = fields[1:min(len(fields), 2)]

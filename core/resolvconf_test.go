@@ -12,6 +12,8 @@ func TestParseResolvConf(t *testing.T) {
 	rc, err := parseResolvConf(strings.NewReader(`# comment
 nameserver 198.18.0.53
 nameserver 2001:db8::53 ; trailing comment
+nameserver 198.18.0.54
+nameserver 198.18.0.55
 domain old.test
 search a.test b.test
 options ndots:3 timeout:2 attempts:9 rotate use-vc edns0 unknown-option
@@ -19,7 +21,8 @@ options ndots:3 timeout:2 attempts:9 rotate use-vc edns0 unknown-option
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []netip.AddrPort{netip.MustParseAddrPort("198.18.0.53:53"), netip.MustParseAddrPort("[2001:db8::53]:53")}
+	// Like glibc, only the first three name servers count.
+	want := []netip.AddrPort{netip.MustParseAddrPort("198.18.0.53:53"), netip.MustParseAddrPort("[2001:db8::53]:53"), netip.MustParseAddrPort("198.18.0.54:53")}
 	if !slices.Equal(rc.nameservers, want) || !slices.Equal(rc.search, []string{"a.test", "b.test"}) ||
 		rc.ndots != 3 || rc.timeout != 2*time.Second || rc.attempts != maxAttempts || !rc.rotate || !rc.useTCP {
 		t.Errorf("parsed %+v", rc)
