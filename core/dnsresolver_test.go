@@ -256,3 +256,24 @@ func resolverTestFDs(t *testing.T) int {
 	}
 	return len(entries)
 }
+
+// A silent server is given up on after Timeout and the next one is asked.
+func TestDNSResolverFailover(t *testing.T) {
+	silent, err := resolvertest.ServeLoopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	silent.Set("x.test", 0, resolvertest.Rule{Drop: true})
+	r, srv := newTestDNS(t, "", DNSConfig{Nameservers: []string{silent.Addr.String()}, Timeout: 100 * time.Millisecond, Attempts: 1})
+	srv.Set("x.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})
+	start := time.Now()
+	addrs, err := r.LookupFamily(context.Background(), "x.test", IPv4)
+	took := time.Since(start)
+	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
+		t.Fatalf("failover: %v %v", addrs, err)
+	}
+	if took < 100*time.Millisecond || silent.Count("x.test", dns.TypeA) != 1 || srv.Count("x.test", dns.TypeA) != 1 {
+		t.Errorf("answered after %v; silent server asked %d times, second %d", took, silent.Count("x.test", dns.TypeA), srv.Count("x.test", dns.TypeA))
+	}
+}
