@@ -26,6 +26,14 @@ const DefaultMaxInFlight = 256
 // its answer is freed there. Identical lookups in flight at the same time
 // share one call.
 //
+// Failures are *ResolveError with getaddrinfo's code; for EAI_SYSTEM, Errno
+// is the errno read on the calling thread right after the call (or
+// pthread_create's, when no thread could be had). AI_ADDRCONFIG is never
+// passed to getaddrinfo (it hides localhost on loopback-only hosts, Ruby Bug
+// #20048); instead a family the host has no usable address for is skipped
+// at once with EAI_ADDRFAMILY, on single-stack hosts only (see
+// AddrConfigFamilies).
+//
 // The zero value is ready to use. A SystemResolver must not be copied after
 // its first use.
 type SystemResolver struct {
