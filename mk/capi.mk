@@ -15,7 +15,9 @@ DEB_PACKAGES  += gcc g++ libc6-dev libasan8 libubsan1 make strace iproute2 binut
 .PHONY: capi capi-lib capi-asan-lib install test-capi test-capi-plain test-capi-asan \
 	test-capi-header test-capi-cli test-capi-install test-capi-scenarios bench-capi demo-capi
 
-capi: capi-lib $(BUILD)/hev2-connect $(BUILD)/hev2.pc
+CAPI_EXAMPLES := $(BUILD)/examples/simple_connect $(BUILD)/examples/event_loop
+
+capi: capi-lib $(BUILD)/hev2-connect $(BUILD)/hev2.pc $(CAPI_EXAMPLES)
 
 # go build decides itself whether anything changed (its cache makes a no-op
 # build fast); the library file is only replaced when the output differs, so
@@ -54,6 +56,10 @@ install: capi
 $(BUILD)/hev2-demo-listeners: examples/c/hev2-demo-listeners.c
 	@mkdir -p $(BUILD)
 	$(CC) $(CAPI_CFLAGS) -o $@ $<
+
+$(BUILD)/examples/%: examples/c/%.c include/hev2.h $(CAPI_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CAPI_CFLAGS) -o $@ $< -L$(BUILD) -lhev2 -Wl,-rpath,'$$ORIGIN/..'
 
 # demo-capi: the fallback timeline on loopback (make demo runs it).
 demo-capi: capi $(BUILD)/hev2-demo-listeners

@@ -82,6 +82,17 @@ json_is refused '.ok == false and .error.errno == "ECONNREFUSED" and .error.time
 check family-mismatch 1 "$tool" --json --family 6 127.0.0.1 "$P"
 json_is family-mismatch '.ok == false and .error.eai == "EAI_ADDRFAMILY"'
 
+# the small examples of examples/c, built beside the tool
+ex=$dir/examples
+check example-simple 0 "$ex/simple_connect" 127.0.0.1 "$P"
+check example-simple-refused 1 "$ex/simple_connect" 127.0.0.1 "$RP"
+check example-event-loop 1 "$ex/event_loop" "127.0.0.1:$P" "[::1]:$RP" "127.0.0.1:$RP" "127.0.0.1:$P"
+checks=$((checks + 1))
+case "$out" in
+*"127.0.0.1:$P: connected to 127.0.0.1"*"4 done, 2 failed, completion job ran"*) ;;
+*) fails=$((fails + 1)); echo "FAIL example-event-loop: $out" ;;
+esac
+
 if [ "$fails" -ne 0 ]; then
 	echo "test_cli: $fails of $checks checks FAILED"
 	exit 1
