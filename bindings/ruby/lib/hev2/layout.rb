@@ -39,9 +39,10 @@ module Hev2
     STATS = {
       size: 0, handles_created: 8, handles_live: 16, handles_running: 24, max_handles: 32,
       over_capacity: 40, callbacks_fired: 48, jobs_registered: 56, jobs_triggered: 64,
-      jobs_run: 72
+      jobs_run: 72, lookups_in_flight: 80, lookups_queued: 88, lookups_abandoned: 96,
+      resolver_threads: 104, max_lookups: 112
     }.freeze
-    STATS_SIZE = 80
+    STATS_SIZE = 120
 
     ADDRSTRLEN = 64
     DETAILLEN = 160

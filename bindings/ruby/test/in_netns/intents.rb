@@ -169,6 +169,23 @@ class TestIntents < Minitest::Test
     assert_equal %w[127.0.0.1 127.0.0.1], got
   end
 
+  # Feature #19965: a lookup that never answers can still be interrupted.
+  # The getaddrinfo calls are abandoned (they finish on their own threads),
+  # the handle is released at once.
+  def test_timeout_during_resolution
+    require "timeout"
+    DNS.set(@name, "AAAA", never: true)
+    DNS.set(@name, "A", never: true)
+    before = Hev2.stats
+    t = elapsed { assert_raises(Timeout::Error) { Timeout.timeout(0.1) { Hev2.tcp(@name, @port) } } }
+    assert_operator t, :<, 1.0, "glibc alone would wait for its 1 s DNS timeout"
+    after = Hev2.stats
+    assert_equal before[:handles_live], after[:handles_live]
+    assert eventually { Hev2.stats[:handles_running] == before[:handles_running] }
+    assert eventually { Hev2.stats[:lookups_abandoned] == before[:lookups_abandoned] + 2 },
+           "lookups abandoned: #{Hev2.stats.slice(:lookups_abandoned, :lookups_in_flight)} (before: #{before[:lookups_abandoned]})"
+  end
+
   def test_ruby_socket_tcp_resolves_the_same_names
     # The namespace is sound: Ruby's own resolver path sees the same server.
     DNS.set(@name, "A", addrs: ["127.0.0.1"])
