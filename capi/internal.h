@@ -22,8 +22,9 @@
 /* fork_check.c */
 int hev2c_forked(void);
 
-/* jobs.c: trigger without the public argument checks' overhead is the same
- * function; these give the counters to hev2_stats. */
+/* jobs.c: whether a job id is registered (hev2_options.job is checked at
+ * connect), and the counters of hev2_stats. */
+int hev2c_job_registered(hev2_job j);
 uint64_t hev2c_jobs_registered(void);
 uint64_t hev2c_jobs_triggered(void);
 uint64_t hev2c_jobs_run(void);

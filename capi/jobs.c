@@ -127,6 +127,12 @@ int hev2_jobs_fd(void)
 	return ensure_efd();
 }
 
+int hev2c_job_registered(hev2_job j)
+{
+	return j >= 1 && j <= HEV2_MAX_JOBS &&
+	       atomic_load_explicit(&jobs[j - 1].ready, memory_order_acquire);
+}
+
 uint64_t hev2c_jobs_registered(void) { return atomic_load(&n_registered); }
 uint64_t hev2c_jobs_triggered(void) { return atomic_load(&n_triggered); }
 uint64_t hev2c_jobs_run(void) { return atomic_load(&n_run); }

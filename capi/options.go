@@ -99,7 +99,7 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	if d.Resolver, err = resolverFor(int(o.resolver), nameservers); err != nil {
 		return nil, err
 	}
-	if o.job != 0 && (o.job > C.HEV2_MAX_JOBS) {
+	if o.job != 0 && C.hev2c_job_registered(o.job) == 0 {
 		return nil, fail(statusOptions, "job %d is not a registered job", int(o.job))
 	}
 	co.job = o.job

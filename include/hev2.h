@@ -321,7 +321,7 @@ typedef struct hev2_options {
 	int blocking;
 
 	/* Completion (see "Completion" above). on_done: NULL for none.
-	 * job: 0 for none. */
+	 * job: 0 for none, else a registered job (HEV2_EOPTIONS otherwise). */
 	hev2_done_fn on_done;
 	void *on_done_data;
 	hev2_job job;

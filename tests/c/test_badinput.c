@@ -117,6 +117,7 @@ ROW(static_bad_addr, HEV2_EOPTIONS, (o.static_hosts = "name.test:999.1.1.1", try
 ROW(static_empty, HEV2_EOPTIONS, (o.static_hosts = "", try("127.0.0.1", port, o)))
 ROW(static_empty_list, HEV2_EOPTIONS, (o.static_hosts = "name.test:", try("127.0.0.1", port, o)))
 ROW(job_out_of_range, HEV2_EOPTIONS, (o.job = HEV2_MAX_JOBS + 1, try("127.0.0.1", port, o)))
+ROW(job_unregistered, HEV2_EOPTIONS, (o.job = HEV2_MAX_JOBS, try("127.0.0.1", port, o)))
 
 static int wait_handle_zero(void) { return hev2_wait(0, 0); }
 static int wait_never_issued(void) { return hev2_wait(0xdeadbeefcafeULL, 0); }
@@ -228,6 +229,7 @@ static const struct row {
 	R(static_empty, HEV2_EOPTIONS),
 	R(static_empty_list, HEV2_EOPTIONS),
 	R(job_out_of_range, HEV2_EOPTIONS),
+	R(job_unregistered, HEV2_EOPTIONS),
 	R(wait_handle_zero, HEV2_EHANDLE),
 	R(wait_never_issued, HEV2_EHANDLE),
 	R(wait_timeout_minus_2, HEV2_EINVAL),
