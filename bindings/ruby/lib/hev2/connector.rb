@@ -190,7 +190,7 @@ module Hev2
     end
 
     # Writes req into s's hev2_options. Returns the host to connect to and
-    # the strings whose addresses went into the struct (kept alive by the
+    # the C strings whose addresses went into the struct (kept alive by the
     # caller until hev2_connect has copied them).
     def fill_options(s, req)
       o = Scratch::OPTIONS
@@ -219,11 +219,16 @@ module Hev2
         statics = "#{host}:#{req.addresses.map { |a| a.include?(":") ? "[#{a}]" : a }.join(",")}"
       end
       keep = []
+      # The strings are copied to malloc'd memory: a Ruby string's bytes
+      # could be moved by GC.compact in another thread while hev2_connect
+      # runs without the GVL. Freed by GC once `keep` is dropped.
       pointer = lambda do |field, str|
         return unless str
-        str = "#{str}\0" # NUL-terminated for the C side
-        keep << str
-        s.put_u64(o + L::OPTIONS[field], Fiddle::Pointer[str].to_i)
+        c = Fiddle::Pointer.malloc(str.bytesize + 1, Fiddle::RUBY_FREE)
+        c[0, str.bytesize] = str
+        c[str.bytesize] = 0
+        keep << c
+        s.put_u64(o + L::OPTIONS[field], c.to_i)
       end
       pointer.(:local_host, req.local_host)
       pointer.(:nameservers, req.nameservers&.join(","))
