@@ -7,6 +7,9 @@ import "C"
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -85,7 +88,7 @@ func (c *conn) record(ev core.TraceEvent) {
 
 // run races the connection, publishes the outcome, then notifies.
 func (c *conn) run(ctx context.Context) {
-	res, err := c.opts.dialer.Connect(ctx, c.host, c.port)
+	res, err := c.connect(ctx)
 	c.cancel()
 
 	c.mu.Lock()
@@ -119,6 +122,19 @@ func (c *conn) run(ctx context.Context) {
 	if c.opts.job != 0 {
 		C.hev2_job_trigger(c.opts.job)
 	}
+}
+
+// connect runs core's race; a panic in it (a bug) becomes the handle's
+// outcome, HEV2_EINTERNAL, instead of killing the host process from this
+// goroutine, where no export's guard can catch it.
+func (c *conn) connect(ctx context.Context) (res *core.Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(os.Stderr, "hev2: internal error (please report): %v\n%s", p, debug.Stack())
+			res, err = nil, fail(statusInternal, "internal error: %v", p)
+		}
+	}()
+	return c.opts.dialer.Connect(ctx, c.host, c.port)
 }
 
 func elapsedOf(err error, fallback time.Duration) time.Duration {

@@ -133,6 +133,7 @@ test-capi-asan: $(CAPI_ASAN_BINS)
 # pedantic and C++) and links.
 test-capi-header: capi
 	tests/c/check_symbols.sh include/hev2.h $(BUILD)/libhev2.so
+	tests/c/check_exports.sh capi
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -o $(BUILD)/tests/header_only tests/c/header_only.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD)
 	$(BUILD)/tests/header_only
 	$(CXX) -x c++ -Wall -Wextra -Werror -Iinclude -c -o $(BUILD)/tests/header_only_cxx.o tests/c/header_only.c
