@@ -7,38 +7,9 @@ import (
 	"net/netip"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/miekg/dns"
 )
-
-// DNSConfig configures the built-in resolver. Zero fields take their value
-// from resolv.conf, then from glibc's defaults.
-type DNSConfig struct {
-	// Nameservers are "ip" (port 53) or "ip:port" ("[ipv6]:port"); they
-	// replace resolv.conf's name servers.
-	Nameservers []string
-	// ResolvConf is the resolv.conf(5) to read ("": /etc/resolv.conf).
-	ResolvConf string
-	// HostsFile is the hosts(5) file consulted first ("": /etc/hosts);
-	// NoHostsFile skips it.
-	HostsFile   string
-	NoHostsFile bool
-	// Search replaces resolv.conf's search list; Ndots its ndots (0: keep).
-	Search []string
-	Ndots  int
-	// Timeout is the wait for one server's answer to one query
-	// (resolv.conf's timeout, default 5 s); Attempts the number of rounds
-	// over the servers (default 2).
-	Timeout  time.Duration
-	Attempts int
-	// UseTCP sends every query over TCP (resolv.conf: options use-vc).
-	UseTCP bool
-	// NoAddrConfig asks DNS for every family, even one this host has no
-	// usable address for (by default such a family is answered from the
-	// hosts file only, see AddrConfigFamilies).
-	NoAddrConfig bool
-}
 
 // DNSResolver is hev2's own stub resolver. Unlike getaddrinfo it is really
 // canceled: a canceled lookup closes its sockets at once and sends nothing
@@ -47,95 +18,18 @@ type DNSConfig struct {
 // over UDP (TCP when an answer is truncated), walking the search list as
 // glibc does. Each LookupFamily sends one query type, and the engine calls
 // both families at once, so AAAA and A leave together.
+//
+// resolv.conf and the hosts file are re-read when they change (checked at
+// most once a second), as glibc does, so a long-lived resolver follows the
+// host's configuration.
 type DNSResolver struct {
-	servers  []netip.AddrPort
-	search   []string
-	ndots    int
-	timeout  time.Duration
-	attempts int
-	rotate   bool
-	useTCP   bool
-	hosts    *hostsFile
-	// addrConfig skips DNS for a family the host cannot reach.
-	addrConfig bool
+	cfg        DNSConfig
+	conf       confFile
+	hosts      *hostsFile
+	addrConfig bool // skip DNS for a family the host cannot reach
 
 	nextServer atomic.Uint32
 	stats      dnsCounters
-}
-
-// NewDNSResolver reads the configuration; it fails when a file or value is
-// malformed or when no name server is known.
-func NewDNSResolver(cfg DNSConfig) (*DNSResolver, error) {
-	path := cfg.ResolvConf
-	if path == "" {
-		path = "/etc/resolv.conf"
-	}
-	rc, err := readResolvConf(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(cfg.Nameservers) > 0 {
-		rc.nameservers = nil
-		for _, s := range cfg.Nameservers {
-			ap, err := parseNameserver(s)
-			if err != nil {
-				return nil, err
-			}
-			rc.nameservers = append(rc.nameservers, ap)
-		}
-	}
-	if len(rc.nameservers) == 0 {
-		return nil, fmt.Errorf("hev2: no name server: none given and none in %s", path)
-	}
-	if cfg.Search != nil {
-		rc.search = cfg.Search
-	}
-	if cfg.Ndots < 0 || cfg.Timeout < 0 || cfg.Attempts < 0 {
-		return nil, fmt.Errorf("hev2: negative ndots, timeout or attempts")
-	}
-	if cfg.Ndots > 0 {
-		rc.ndots = min(cfg.Ndots, maxNdots)
-	}
-	if cfg.Timeout > 0 {
-		rc.timeout = cfg.Timeout
-	}
-	if cfg.Attempts > 0 {
-		rc.attempts = cfg.Attempts
-	}
-	r := &DNSResolver{
-		servers: rc.nameservers, ndots: rc.ndots, timeout: rc.timeout,
-		attempts: rc.attempts, rotate: rc.rotate, useTCP: rc.useTCP || cfg.UseTCP,
-		addrConfig: !cfg.NoAddrConfig,
-	}
-	for _, s := range rc.search {
-		if s = strings.Trim(s, "."); s != "" {
-			r.search = append(r.search, s)
-		}
-	}
-	if !cfg.NoHostsFile {
-		hosts := cfg.HostsFile
-		if hosts == "" {
-			hosts = "/etc/hosts"
-		}
-		r.hosts = &hostsFile{path: hosts}
-	}
-	return r, nil
-}
-
-func parseNameserver(s string) (netip.AddrPort, error) {
-	if addr, err := netip.ParseAddr(s); err == nil {
-		return netip.AddrPortFrom(addr, 53), nil
-	}
-	ap, err := netip.ParseAddrPort(s)
-	if err != nil || ap.Port() == 0 {
-		return netip.AddrPort{}, fmt.Errorf("hev2: name server %q is not \"ip\" or \"ip:port\"", s)
-	}
-	return ap, nil
-}
-
-// Nameservers returns the servers the resolver asks, in order.
-func (r *DNSResolver) Nameservers() []netip.AddrPort {
-	return append([]netip.AddrPort(nil), r.servers...)
 }
 
 // LookupFamily implements Resolver.
@@ -179,10 +73,11 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family Fami
 	// Like res_search: try every candidate name; report NODATA if any
 	// name exists, else a temporary failure if any server failed, else
 	// NONAME.
+	set := r.settings()
 	var noData, again bool
 	var lastErr error
-	for _, fqdn := range r.candidates(host) {
-		addrs, code, err := r.query(ctx, fqdn, qtype)
+	for _, fqdn := range set.candidates(host) {
+		addrs, code, err := r.query(ctx, set, fqdn, qtype)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
@@ -209,17 +104,17 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family Fami
 // candidates lists the names to ask, in resolv.conf(5)'s order: the name
 // as given first when it has at least ndots dots, else after the search
 // domains; a name ending in a dot is only ever asked as given.
-func (r *DNSResolver) candidates(host string) []string {
+func (set *dnsSettings) candidates(host string) []string {
 	if strings.HasSuffix(host, ".") {
 		return []string{host}
 	}
 	asIs := host + "."
-	out := make([]string, 0, len(r.search)+1)
-	dotted := strings.Count(host, ".") >= r.ndots
+	out := make([]string, 0, len(set.search)+1)
+	dotted := strings.Count(host, ".") >= set.ndots
 	if dotted {
 		out = append(out, asIs)
 	}
-	for _, s := range r.search {
+	for _, s := range set.search {
 		out = append(out, host+"."+s+".")
 	}
 	if !dotted {
@@ -230,27 +125,27 @@ func (r *DNSResolver) candidates(host string) []string {
 
 // query asks the servers for one name and type. It returns the addresses,
 // or 0 as code with addresses, or an EAI code.
-func (r *DNSResolver) query(ctx context.Context, fqdn string, qtype uint16) ([]netip.Addr, int, error) {
+func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, qtype uint16) ([]netip.Addr, int, error) {
 	m := new(dns.Msg)
 	m.SetQuestion(fqdn, qtype)
 	m.SetEdns0(dnsUDPSize, false)
 	first := 0
-	if r.rotate {
+	if set.rotate {
 		first = int(r.nextServer.Add(1))
 	}
 	var lastErr error
-	for attempt := 0; attempt < r.attempts; attempt++ {
-		for i := range r.servers {
-			server := r.servers[(first+i)%len(r.servers)]
+	for attempt := 0; attempt < set.attempts; attempt++ {
+		for i := range set.servers {
+			server := set.servers[(first+i)%len(set.servers)]
 			m.Id = dns.Id()
-			resp, err := r.exchange(ctx, m, server)
+			resp, err := r.exchange(ctx, set, m, server)
 			if err == nil && resp.Rcode == dns.RcodeFormatError && m.IsEdns0() != nil {
 				// An old server that does not know EDNS0: ask again
 				// without it (a long answer then comes truncated,
 				// and over TCP).
 				m.Extra = nil
 				m.Id = dns.Id()
-				resp, err = r.exchange(ctx, m, server)
+				resp, err = r.exchange(ctx, set, m, server)
 			}
 			if err != nil {
 				if ctx.Err() != nil {

@@ -16,12 +16,12 @@ const dnsUDPSize = 1232
 
 var errTimeout = errors.New("timed out")
 
-// exchange sends m to server and returns its answer, within r.timeout.
+// exchange sends m to server and returns its answer, within set.timeout.
 // A truncated UDP answer is asked again over TCP.
-func (r *DNSResolver) exchange(ctx context.Context, m *dns.Msg, server netip.AddrPort) (*dns.Msg, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+func (r *DNSResolver) exchange(ctx context.Context, set *dnsSettings, m *dns.Msg, server netip.AddrPort) (*dns.Msg, error) {
+	ctx, cancel := context.WithTimeout(ctx, set.timeout)
 	defer cancel()
-	if r.useTCP {
+	if set.useTCP {
 		return r.exchangeOver(ctx, "tcp", m, server)
 	}
 	resp, err := r.exchangeOver(ctx, "udp", m, server)

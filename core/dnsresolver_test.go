@@ -181,10 +181,10 @@ func TestDNSResolverSearchList(t *testing.T) {
 		t.Errorf("asked %v", names)
 	}
 	// "x.y" has fewer than 2 dots: search domains first, then as given.
-	if got := r.candidates("x.y"); !slices.Equal(got, []string{"x.y.corp.test.", "x.y.lab.test.", "x.y."}) {
+	if got := r.settings().candidates("x.y"); !slices.Equal(got, []string{"x.y.corp.test.", "x.y.lab.test.", "x.y."}) {
 		t.Errorf("candidates %v", got)
 	}
-	if got := r.candidates("x.y.z"); got[0] != "x.y.z." {
+	if got := r.settings().candidates("x.y.z"); got[0] != "x.y.z." {
 		t.Errorf("candidates %v", got)
 	}
 }
@@ -275,5 +275,32 @@ func TestDNSResolverFailover(t *testing.T) {
 	}
 	if took < 100*time.Millisecond || silent.Count("x.test", dns.TypeA) != 1 || srv.Count("x.test", dns.TypeA) != 1 {
 		t.Errorf("answered after %v; silent server asked %d times, second %d", took, silent.Count("x.test", dns.TypeA), srv.Count("x.test", dns.TypeA))
+	}
+}
+
+// A changed resolv.conf is read again (checked at most once a second; the
+// test skips the wait); a file that turns bad keeps the last good settings.
+func TestDNSResolverReloadsResolvConf(t *testing.T) {
+	r, srv := newTestDNS(t, "search one.test\n", DNSConfig{})
+	srv.Set("db.two.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})
+	if _, err := r.LookupFamily(context.Background(), "db", IPv4); err == nil {
+		t.Fatal("db found with search one.test")
+	}
+	recheck := func(content string) {
+		if err := os.WriteFile(r.conf.path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r.conf.mu.Lock()
+		r.conf.checked = time.Time{}
+		r.conf.mu.Unlock()
+	}
+	recheck("search three.test two.test\n")
+	addrs, err := r.LookupFamily(context.Background(), "db", IPv4)
+	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
+		t.Fatalf("after the change: %v %v", addrs, err)
+	}
+	recheck("options ndots:x\n")
+	if _, err := r.LookupFamily(context.Background(), "db", IPv4); err != nil {
+		t.Errorf("a bad file replaced good settings: %v", err)
 	}
 }
