@@ -43,7 +43,8 @@ var localFamilies hostFamilies
 
 // AddrConfigFamilies reports whether this host has a usable IPv4 and IPv6
 // address (not loopback; for IPv6 not link-local either), and known=false if
-// it could not tell (no netlink), in which case no family is skipped.
+// it could not tell (no netlink), in which case no family is skipped. The
+// host is the network namespace of the thread that made the first lookup.
 func AddrConfigFamilies() (ipv4, ipv6, known bool) {
 	s := localFamilies.load()
 	return s&familiesHaveIPv4 != 0, s&familiesHaveIPv6 != 0, s&familiesKnown != 0
