@@ -132,6 +132,7 @@ test-capi-asan: $(CAPI_ASAN_BINS)
 # The exported symbols are hev2.h's functions; hev2.h alone compiles (C99
 # pedantic and C++) and links.
 test-capi-header: capi
+	@mkdir -p $(BUILD)/tests
 	tests/c/check_symbols.sh include/hev2.h $(BUILD)/libhev2.so
 	tests/c/check_exports.sh capi
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -o $(BUILD)/tests/header_only tests/c/header_only.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD)
