@@ -3,8 +3,8 @@
 // namespace's resolv.conf, never the machine's):
 //
 //   - lookup latency and allocations per lookup (one A lookup at a time) of
-//     hev2's system resolver, its built-in resolver, Go's net.Resolver and a
-//     plain C getaddrinfo loop;
+//     hev2's system resolver, its built-in resolver, Go's net.Resolver (pure
+//     Go, and its cgo getaddrinfo mode) and a plain C getaddrinfo loop;
 //
 //   - OS threads created per 1,000 lookups (32 at a time, distinct names,
 //     both families), each resolver in a fresh process.
@@ -34,7 +34,11 @@ import (
 
 const benchHost = "bench.test"
 
-var resolverNames = []string{"hev2-system", "hev2-builtin", "go-net"}
+var resolverNames = []string{"hev2-system", "hev2-builtin", "go-net", "go-net-cgo"}
+
+// childEnv is the environment a resolver's child needs: Go's net package
+// picks its cgo (getaddrinfo) resolver only when told to.
+var childEnv = map[string]string{"go-net-cgo": "GODEBUG=netdns=cgo"}
 
 func main() {
 	child := flag.String("child", "", "internal: run one measurement (latency|threads) in this process")
@@ -105,12 +109,12 @@ func parent(gaiLoop string, benchtime time.Duration, threadLookups int) error {
 	thr := map[string]threads{}
 	for _, r := range resolverNames {
 		var l latency
-		if err := runIn(ns, &l, self, "-child", "latency", "-resolver", r, "-benchtime", benchtime.String()); err != nil {
+		if err := runIn(ns, &l, childEnv[r], self, "-child", "latency", "-resolver", r, "-benchtime", benchtime.String()); err != nil {
 			return err
 		}
 		lat[r] = l
 		var t threads
-		if err := runIn(ns, &t, self, "-child", "threads", "-resolver", r, "-thread-lookups", strconv.Itoa(threadLookups)); err != nil {
+		if err := runIn(ns, &t, childEnv[r], self, "-child", "threads", "-resolver", r, "-thread-lookups", strconv.Itoa(threadLookups)); err != nil {
 			return err
 		}
 		thr[r] = t
@@ -119,7 +123,7 @@ func parent(gaiLoop string, benchtime time.Duration, threadLookups int) error {
 	// benchtime, so both see the same server for about as long.
 	n := int(benchtime.Seconds() * 1e9 / max(lat["hev2-system"].NsPerOp, 1))
 	var c latency
-	if err := runIn(ns, &c, gaiLoop, benchHost, "4", strconv.Itoa(max(n, 100))); err != nil {
+	if err := runIn(ns, &c, "", gaiLoop, benchHost, "4", strconv.Itoa(max(n, 100))); err != nil {
 		return err
 	}
 	lat["c-getaddrinfo"] = c
@@ -127,8 +131,11 @@ func parent(gaiLoop string, benchtime time.Duration, threadLookups int) error {
 	return nil
 }
 
-func runIn(ns *resolvertest.Namespace, out any, name string, args ...string) error {
+func runIn(ns *resolvertest.Namespace, out any, env, name string, args ...string) error {
 	cmd := ns.Command(name, args...)
+	if env != "" {
+		cmd.Env = append(os.Environ(), env)
+	}
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.Output()
 	if err != nil {
@@ -174,6 +181,9 @@ func newResolver(name string) (core.Resolver, error) {
 		return core.NewDNSResolver(core.DNSConfig{})
 	case "go-net":
 		return core.NetResolver{Resolver: &net.Resolver{PreferGo: true}}, nil
+	case "go-net-cgo":
+		// getaddrinfo on the calling goroutine's thread (GODEBUG=netdns=cgo).
+		return core.NetResolver{Resolver: &net.Resolver{}}, nil
 	}
 	return nil, fmt.Errorf("unknown resolver %q", name)
 }
