@@ -135,7 +135,7 @@ func TestDNSResolverPerFamilyTiming(t *testing.T) {
 		t.Errorf("AAAA after %v, A after %v", took[0], took[1])
 	}
 	qs := srv.Queries()
-	if len(qs) != 2 || qs[1].At.Sub(qs[0].At) > 50*time.Millisecond {
+	if len(qs) != 2 || qs[1].At.Sub(qs[0].At) > 100*time.Millisecond {
 		t.Errorf("AAAA and A were not sent together: %v", qs)
 	}
 }
