@@ -19,6 +19,9 @@
 static struct server srv;
 static char port[16];
 
+static int child_job_runs;
+static void child_job(void *d) { (void)d, child_job_runs++; }
+
 /* child_checks runs in the child; its exit status counts the failures. */
 static int child_checks(void)
 {
@@ -46,6 +49,11 @@ static int child_checks(void)
 	bad += hev2_options_init(&o) != HEV2_OK;
 	bad += hev2_version() != HEV2_VERSION_NUM;
 	bad += strcmp(hev2_event_name(HEV2_EV_DONE), "done") != 0;
+	/* and so do the jobs, which never enter Go */
+	hev2_job j;
+	bad += hev2_job_register(child_job, NULL, 0, &j) != HEV2_OK;
+	bad += hev2_job_trigger(j) != HEV2_OK;
+	bad += hev2_run_jobs() != 1 || child_job_runs != 1;
 	return bad;
 }
 
