@@ -104,19 +104,22 @@ static void *hev2_gai_worker(void *arg) {
 		uint64_t one = 1;
 		while (write(hev2_gai_efd, &one, sizeof one) < 0 && errno == EINTR)
 			;
-		// Wait for the next job; exit once idle for hev2_gai_idle_ms.
+		// Wait for the next job; exit once idle for hev2_gai_idle_ms
+		// (read again at every wake-up, so a new value applies at once).
 		pthread_mutex_lock(&hev2_gai_mu);
-		struct timespec until;
-		clock_gettime(CLOCK_MONOTONIC, &until);
-		until.tv_sec += hev2_gai_idle_ms / 1000;
-		until.tv_nsec += (hev2_gai_idle_ms % 1000) * 1000000;
-		if (until.tv_nsec >= 1000000000) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000;
-		}
+		struct timespec since;
+		clock_gettime(CLOCK_MONOTONIC, &since);
 		int rc = 0;
-		while (!hev2_gai_pending && rc != ETIMEDOUT)
+		while (!hev2_gai_pending && rc != ETIMEDOUT) {
+			struct timespec until = since;
+			until.tv_sec += hev2_gai_idle_ms / 1000;
+			until.tv_nsec += (hev2_gai_idle_ms % 1000) * 1000000;
+			if (until.tv_nsec >= 1000000000) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000;
+			}
 			rc = pthread_cond_timedwait(&hev2_gai_cv, &hev2_gai_mu, &until);
+		}
 		hev2_gai_nidle--;
 		j = hev2_gai_pending;
 		if (!j) {

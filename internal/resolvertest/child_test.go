@@ -310,6 +310,7 @@ type cancelReport struct {
 	InFlightAtCancel                  int64
 	Baseline, ThreadsAfter            int
 	GoroutinesBefore, GoroutinesAfter int
+	FDsBefore, FDsAfter               int
 	Stats                             core.SystemResolverStats
 }
 
@@ -325,7 +326,7 @@ func childCancel(a childArgs) (any, error) {
 	r.LookupFamily(context.Background(), "localhost", core.IPv4)
 	core.AddrConfigFamilies()
 	waitPoolEmpty()
-	rep.Baseline, rep.GoroutinesBefore = osThreads(), runtime.NumGoroutine()
+	rep.Baseline, rep.GoroutinesBefore, rep.FDsBefore = osThreads(), runtime.NumGoroutine(), openFDs()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -355,7 +356,7 @@ func childCancel(a childArgs) (any, error) {
 	if sys != nil {
 		rep.Stats = sys.Stats()
 	}
-	rep.ThreadsAfter, rep.GoroutinesAfter = osThreads(), settledGoroutines(rep.GoroutinesBefore)
+	rep.ThreadsAfter, rep.GoroutinesAfter, rep.FDsAfter = osThreads(), settledGoroutines(rep.GoroutinesBefore), openFDs()
 	return rep, nil
 }
 
@@ -516,4 +517,13 @@ func childNoThread(a childArgs) (any, error) {
 	addrs, err = r.LookupFamily(context.Background(), "localhost", core.IPv4)
 	after := outcome(core.IPv4, addrs, err, 0)
 	return map[string]any{"capped": capped, "thread_errors": threadErrors, "after": after}, nil
+}
+
+// openFDs is the number of open descriptors of this process.
+func openFDs() int {
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(entries)
 }

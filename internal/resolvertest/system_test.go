@@ -147,9 +147,7 @@ func TestSystemCancelAbandons(t *testing.T) {
 		if !rep.Outcome.Canceled || rep.ReturnedAfterCancelMS > 50 {
 			t.Errorf("lookup ended with %q %.1f ms after cancel", rep.Outcome.Err, rep.ReturnedAfterCancelMS)
 		}
-		if rep.ThreadsAfter > rep.Baseline || rep.GoroutinesAfter > rep.GoroutinesBefore {
-			t.Errorf("threads %d -> %d, goroutines %d -> %d", rep.Baseline, rep.ThreadsAfter, rep.GoroutinesBefore, rep.GoroutinesAfter)
-		}
+		checkNothingLeft(t, rep)
 		time.Sleep(100 * time.Millisecond)
 		if n := srv.Count("silent.test", dns.TypeAAAA); n != 1 {
 			t.Errorf("server saw %d AAAA queries, want 1 (nothing sent after cancel)", n)
@@ -171,8 +169,18 @@ func TestSystemCancelAbandons(t *testing.T) {
 	if st.Abandoned != 1 || st.AbandonedDone != 1 || st.InFlight != 0 || st.Threads.Threads != 0 {
 		t.Errorf("after the abandoned call ended: %+v", st)
 	}
-	if rep.ThreadsAfter > rep.Baseline || rep.GoroutinesAfter > rep.GoroutinesBefore {
-		t.Errorf("threads %d -> %d, goroutines %d -> %d", rep.Baseline, rep.ThreadsAfter, rep.GoroutinesBefore, rep.GoroutinesAfter)
+	checkNothingLeft(t, rep)
+}
+
+// checkNothingLeft fails if the lookup left a goroutine, a descriptor or a
+// thread behind. The Go runtime may add one M of its own meanwhile (it adds
+// them when a syscall blocks, and never gives them back); the resolver's own
+// threads are checked exactly by the pool's count.
+func checkNothingLeft(t *testing.T, rep cancelReport) {
+	t.Helper()
+	if rep.ThreadsAfter > rep.Baseline+1 || rep.GoroutinesAfter > rep.GoroutinesBefore || rep.FDsAfter > rep.FDsBefore {
+		t.Errorf("threads %d -> %d, goroutines %d -> %d, fds %d -> %d", rep.Baseline, rep.ThreadsAfter,
+			rep.GoroutinesBefore, rep.GoroutinesAfter, rep.FDsBefore, rep.FDsAfter)
 	}
 }
 
