@@ -45,7 +45,8 @@ bench-python: capi-lib
 	$(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py
 
 # The shared scenario suite in the test bed's namespaces, through the Python
-# client command, blocking and asyncio (root only, like test-testbed).
+# client command, blocking and asyncio, with the default (system) and the
+# built-in resolver (root only, like test-testbed).
 TEST_TARGETS += test-python-scenarios
 SCENARIO_CLIENTS += --client "hev2-python=$(PYTHON_DIR)/hev2-client" \
 	--client "hev2-python-asyncio=$(PYTHON_DIR)/hev2-client-asyncio"
@@ -54,5 +55,7 @@ SCENARIO_CLIENTS += --client "hev2-python=$(PYTHON_DIR)/hev2-client" \
 test-python-scenarios: capi-lib testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-python-scenarios needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
-	$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR)/hev2-client)"; \
-	$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR)/hev2-client-asyncio)"
+	for client in hev2-client hev2-client-asyncio; do \
+		$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR))/$$client"; \
+		$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR))/$$client --resolver builtin"; \
+	done

@@ -23,17 +23,11 @@ os.environ.setdefault("HEV2_LIBRARY", str(REPO / "build" / "libhev2.so"))
 
 @pytest.fixture(scope="session", autouse=True)
 def library_loaded() -> None:
-    import hev2
-    from loopback import refusing
+    from warmup import warm_up
 
-    hev2.init()  # the Go runtime's start-up, paid once before any measurement
-    # The first race creates the library's process-wide epoll fd: create it
-    # now so that fd counts before/after a test compare like with like.
-    with refusing("127.0.0.1") as port:
-        try:
-            hev2.create_connection(("127.0.0.1", port))
-        except ConnectionRefusedError:
-            pass
+    # The runtime's start-up and the library's lazily created process-wide
+    # fds, once, before any measurement (see warmup.py).
+    warm_up()
 
 
 def child_env() -> dict[str, str]:

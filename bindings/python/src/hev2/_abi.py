@@ -164,6 +164,12 @@ class StatsInfo(Structure):
         ("jobs_registered", c_uint64),
         ("jobs_triggered", c_uint64),
         ("jobs_run", c_uint64),
+        # the system resolver (appended in 1.0; the shorter size is accepted)
+        ("lookups_in_flight", c_uint64),
+        ("lookups_queued", c_uint64),
+        ("lookups_abandoned", c_uint64),
+        ("resolver_threads", c_uint64),
+        ("max_lookups", c_uint64),
     ]
 
 
