@@ -11,6 +11,7 @@ package core
 // netpoller, so no Go thread ever blocks on a lookup.
 
 /*
+#cgo CFLAGS: -Wall -Wextra -Werror
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netdb.h>
