@@ -1,9 +1,8 @@
 # resolvers: the system resolver (getaddrinfo per family on bounded C
 # threads) and the built-in DNS resolver. Their unit tests live in core/ and
 # run with test-core; the tests here need network namespaces (getaddrinfo is
-# only ever run inside one of the project's own, against a test DNS server),
-# then the scenario suite with the built-in resolver (test-testbed runs it
-# with the system one).
+# only ever run inside one of the project's own, against a test DNS server).
+# The scenario suite runs with each resolver in test-testbed.
 BUILD_TARGETS += $(BUILD)/hev2-resolve
 TEST_TARGETS  += test-resolvers
 BENCH_TARGETS += bench-resolvers
@@ -13,14 +12,13 @@ DEB_PACKAGES  += iproute2 gcc libc6-dev
 # internal/resolvertest runs twice: every test without -race (the race
 # detector cannot hold the 10,000 concurrent lookups of the flood test), then
 # every other test with -race (its children are race-enabled too).
-test-resolvers: testbed-tools
+test-resolvers:
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
 	@out=$$(gofmt -l internal/resolvertest cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./internal/resolvertest/... ./cmd/hev2-resolve
 	$(GO) test -race -count=1 -run 'System|DNS|Hosts|ResolvConf|Flight' ./core/
 	$(GO) test -count=1 -v ./internal/resolvertest/
 	$(GO) test -race -count=1 -skip 'Flood' ./internal/resolvertest/
-	@if [ "$$(id -u)" = 0 ]; then $(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"; fi
 
 # The plain C baseline of the benchmarks.
 $(BUILD)/gai_loop: internal/resolvertest/cbench/gai_loop.c
