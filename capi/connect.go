@@ -249,8 +249,17 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 //export hev2go_init
 func hev2go_init() (rc C.int) {
 	defer guard(&rc)
+	if err := core.Init(); err != nil {
+		return C.HEV2_ESYSTEM
+	}
 	return C.HEV2_OK
 }
+
+// init runs while the library loads, before the host can have run out of
+// descriptors because of it: Go's runtime aborts the process if it must
+// create its poller when no fd is free, so the poller is made now. A
+// failure here is tried again by hev2_init and by the first connect.
+func init() { _ = core.Init() }
 
 //export hev2go_set_max_handles
 func hev2go_set_max_handles(n C.int) (rc C.int) {

@@ -22,10 +22,10 @@ import (
 // registered but disarmed until its owner closes it, is never reported or
 // touched again; that saves an EPOLL_CTL_DEL on the success path.
 type poller struct {
-	once    sync.Once
-	epfd    int
-	file    *os.File // keeps the epoll fd registered with Go's poller
-	initErr error
+	initMu sync.Mutex
+	ready  bool
+	epfd   int
+	file   *os.File // keeps the epoll fd registered with Go's poller
 
 	mu      sync.Mutex
 	next    uint64
@@ -34,26 +34,33 @@ type poller struct {
 
 var sharedPoller poller
 
+// init creates the epoll fd and starts the loop, once. A failure (no fd
+// left) is returned and tried again on the next call, so a momentary fd
+// shortage does not disable the library for good.
 func (p *poller) init() error {
-	p.once.Do(func() {
-		p.epfd, p.initErr = unix.EpollCreate1(unix.EPOLL_CLOEXEC)
-		if p.initErr != nil {
-			return
-		}
-		p.waiters = make(map[uint64]func())
-		// os.NewFile registers a non-blocking fd with the runtime poller.
-		if p.initErr = unix.SetNonblock(p.epfd, true); p.initErr != nil {
-			return
-		}
-		f := os.NewFile(uintptr(p.epfd), "hev2-epoll")
-		var rc syscall.RawConn
-		if rc, p.initErr = f.SyscallConn(); p.initErr != nil {
-			return
-		}
-		p.file = f
-		go p.loop(rc)
-	})
-	return p.initErr
+	p.initMu.Lock()
+	defer p.initMu.Unlock()
+	if p.ready {
+		return nil
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return err
+	}
+	// os.NewFile registers a non-blocking fd with the runtime poller.
+	if err := unix.SetNonblock(epfd, true); err != nil {
+		unix.Close(epfd)
+		return err
+	}
+	f := os.NewFile(uintptr(epfd), "hev2-epoll")
+	rc, err := f.SyscallConn()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	p.epfd, p.file, p.waiters, p.ready = epfd, f, make(map[uint64]func()), true
+	go p.loop(rc)
+	return nil
 }
 
 // register arranges for ready to be called (on the poller's goroutine) once
