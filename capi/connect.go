@@ -21,6 +21,11 @@ import (
 //export hev2go_connect
 func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options, out *C.hev2_conn) (rc C.int) {
 	defer guard(&rc)
+	// Before anything that could make Go create its runtime poller (a
+	// timer, a pollable fd): with no fd free that would abort the host.
+	if err := core.Init(); err != nil {
+		return C.HEV2_ESYSTEM
+	}
 	h, err := convertHost(host, hostLen)
 	if err != nil {
 		return C.int(codeOf(err))

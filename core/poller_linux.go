@@ -3,6 +3,7 @@ package core
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -23,7 +24,7 @@ import (
 // touched again; that saves an EPOLL_CTL_DEL on the success path.
 type poller struct {
 	initMu sync.Mutex
-	ready  bool
+	ready  atomic.Bool
 	epfd   int
 	file   *os.File // keeps the epoll fd registered with Go's poller
 
@@ -38,18 +39,33 @@ var sharedPoller poller
 // left) is returned and tried again on the next call, so a momentary fd
 // shortage does not disable the library for good.
 func (p *poller) init() error {
-	p.initMu.Lock()
-	defer p.initMu.Unlock()
-	if p.ready {
+	if p.ready.Load() {
 		return nil
 	}
-	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	p.initMu.Lock()
+	defer p.initMu.Unlock()
+	if p.ready.Load() {
+		return nil
+	}
+	// Registering with the runtime poller may create it, and the runtime
+	// aborts the process if it cannot get its two fds (an epoll fd and an
+	// eventfd). Hold two fds first, and give them back just before: if the
+	// process has none to spare, this returns EMFILE instead.
+	reserve, err := reserveFDs(2)
 	if err != nil {
 		return err
 	}
-	// os.NewFile registers a non-blocking fd with the runtime poller.
-	if err := unix.SetNonblock(epfd, true); err != nil {
-		unix.Close(epfd)
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err == nil {
+		// os.NewFile registers a non-blocking fd with the runtime poller.
+		if err = unix.SetNonblock(epfd, true); err != nil {
+			unix.Close(epfd)
+		}
+	}
+	for _, fd := range reserve {
+		unix.Close(fd)
+	}
+	if err != nil {
 		return err
 	}
 	f := os.NewFile(uintptr(epfd), "hev2-epoll")
@@ -58,9 +74,26 @@ func (p *poller) init() error {
 		f.Close()
 		return err
 	}
-	p.epfd, p.file, p.waiters, p.ready = epfd, f, make(map[uint64]func()), true
+	p.epfd, p.file, p.waiters = epfd, f, make(map[uint64]func())
+	p.ready.Store(true)
 	go p.loop(rc)
 	return nil
+}
+
+// reserveFDs opens n placeholder descriptors, or none and the error.
+func reserveFDs(n int) ([]int, error) {
+	fds := make([]int, 0, n)
+	for range n {
+		fd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+		if err != nil {
+			for _, f := range fds {
+				unix.Close(f)
+			}
+			return nil, err
+		}
+		fds = append(fds, fd)
+	}
+	return fds, nil
 }
 
 // register arranges for ready to be called (on the poller's goroutine) once

@@ -213,3 +213,38 @@ def test_unreachable_network_is_oserror_with_its_errno(tmp_path):
     out = run_json(tmp_path, UNREACHABLE_CHILD)
     assert out["198.18.0.1"] == ["OSError", "ENETUNREACH"]
     assert out["2001:db8::1"] == ["OSError", "ENETUNREACH"]
+
+
+FIRST_CONNECT_WITHOUT_FDS_CHILD = """
+import json, os, resource, hev2
+# No warm-up: the first connection of the process is made with (almost)
+# no fd free. Go's runtime used to create its poller at that moment, fail,
+# and abort the whole host process; the library now brings it up at load.
+free = int(os.environ["HEV2_TEST_FREE_FDS"])
+resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+held = []
+try:
+    while True:
+        held.append(os.open("/dev/null", os.O_RDONLY))
+except OSError:
+    pass
+for _ in range(free):
+    os.close(held.pop())
+try:
+    hev2.create_connection(("no-fds.test", 80), resolver="system")
+    r = {"ok": True}
+except Exception as e:
+    r = {"type": type(e).__name__, "errno": getattr(e, "errno", None), "message": str(e)}
+for fd in held:
+    os.close(fd)
+print(json.dumps(r))
+"""
+
+
+@pytest.mark.parametrize("free", [0, 1, 2])
+def test_first_connect_with_no_fd_free_raises_instead_of_aborting(tmp_path, monkeypatch, free):
+    monkeypatch.setenv("HEV2_TEST_FREE_FDS", str(free))
+    r = run_json(tmp_path, FIRST_CONNECT_WITHOUT_FDS_CHILD)
+    # An exception, not an abort: with no fd at all the library cannot even
+    # be loaded (LibraryError); with one or two, the library refuses.
+    assert not r.get("ok") and r["type"] in ("LibraryError", "OSError"), r
