@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/internal/testdns"
 	"github.com/miekg/dns"
 )
 
@@ -24,9 +24,9 @@ var (
 	testV4 = netip.MustParseAddr("198.18.0.53")
 )
 
-func newTestDNS(t *testing.T, resolvConf string, cfg DNSConfig) (*DNSResolver, *resolvertest.Server) {
+func newTestDNS(t *testing.T, resolvConf string, cfg DNSConfig) (*DNSResolver, *testdns.Server) {
 	t.Helper()
-	srv, err := resolvertest.ServeLoopback()
+	srv, err := testdns.ServeLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func newTestDNS(t *testing.T, resolvConf string, cfg DNSConfig) (*DNSResolver, *
 
 func TestDNSResolverAnswers(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{})
-	srv.Set("both.test", 0, resolvertest.Rule{Addrs: []netip.Addr{testV6, testV4}})
+	srv.Set("both.test", 0, testdns.Behaviour{Addrs: []netip.Addr{testV6, testV4}})
 	ctx := context.Background()
 	for _, c := range []struct {
 		host   string
@@ -72,17 +72,17 @@ func TestDNSResolverAnswers(t *testing.T) {
 			t.Errorf("%s %v: %v %v, want %v", c.host, c.family, addrs, err, c.want)
 		}
 	}
-	if n := len(srv.Queries()); n != 2 {
-		t.Errorf("server saw %d queries, want 2 (hosts file and localhost need none): %v", n, srv.Queries())
+	if n := len(srv.Queries("")); n != 2 {
+		t.Errorf("server saw %d queries, want 2 (hosts file and localhost need none): %v", n, srv.Queries(""))
 	}
 }
 
 func TestDNSResolverErrorCodes(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{Timeout: 100 * time.Millisecond, Attempts: 2})
-	srv.Set("nodata.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})
-	srv.Set("servfail.test", 0, resolvertest.Rule{Rcode: dns.RcodeServerFailure})
-	srv.Set("notimp.test", 0, resolvertest.Rule{Rcode: dns.RcodeNotImplemented})
-	srv.Set("silent.test", 0, resolvertest.Rule{Drop: true})
+	srv.Set("nodata.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
+	srv.Set("servfail.test", 0, testdns.Behaviour{Rcode: dns.RcodeServerFailure})
+	srv.Set("notimp.test", 0, testdns.Behaviour{Rcode: dns.RcodeNotImplemented})
+	srv.Set("silent.test", 0, testdns.Behaviour{Never: true})
 	for _, c := range []struct {
 		host string
 		code int
@@ -115,8 +115,8 @@ func TestDNSResolverErrorCodes(t *testing.T) {
 func TestDNSResolverPerFamilyTiming(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{})
 	const slow = 300 * time.Millisecond
-	srv.Set("slow6.test", dns.TypeAAAA, resolvertest.Rule{Addrs: []netip.Addr{testV6}, Delay: slow})
-	srv.Set("slow6.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})
+	srv.Set("slow6.test", dns.TypeAAAA, testdns.Behaviour{Addrs: []netip.Addr{testV6}, Delay: slow})
+	srv.Set("slow6.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
 	var wg sync.WaitGroup
 	var took [2]time.Duration
 	start := time.Now()
@@ -134,7 +134,7 @@ func TestDNSResolverPerFamilyTiming(t *testing.T) {
 	if took[0] < slow || took[1] > slow/2 {
 		t.Errorf("AAAA after %v, A after %v", took[0], took[1])
 	}
-	qs := srv.Queries()
+	qs := srv.Queries("")
 	if len(qs) != 2 || qs[1].At.Sub(qs[0].At) > 100*time.Millisecond {
 		t.Errorf("AAAA and A were not sent together: %v", qs)
 	}
@@ -142,12 +142,12 @@ func TestDNSResolverPerFamilyTiming(t *testing.T) {
 
 func TestDNSResolverTCPFallback(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{})
-	srv.Set("big.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}, Truncate: true})
+	srv.Set("big.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}, Truncate: true})
 	addrs, err := r.LookupFamily(context.Background(), "big.test", IPv4)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("truncated answer: %v %v", addrs, err)
 	}
-	qs := srv.Queries()
+	qs := srv.Queries("")
 	if len(qs) != 2 || qs[0].Proto != "udp" || qs[1].Proto != "tcp" || r.Stats().TCPFallbacks != 1 {
 		t.Errorf("queries %v, stats %+v", qs, r.Stats())
 	}
@@ -156,7 +156,7 @@ func TestDNSResolverTCPFallback(t *testing.T) {
 // A server that rejects EDNS0 with FORMERR is asked again without it.
 func TestDNSResolverNoEDNSServer(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{})
-	srv.Set("old.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}, RejectEDNS: true})
+	srv.Set("old.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}, RejectEDNS: true})
 	addrs, err := r.LookupFamily(context.Background(), "old.test", IPv4)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("old server: %v %v", addrs, err)
@@ -168,13 +168,13 @@ func TestDNSResolverNoEDNSServer(t *testing.T) {
 
 func TestDNSResolverSearchList(t *testing.T) {
 	r, srv := newTestDNS(t, "search corp.test lab.test\noptions ndots:2\n", DNSConfig{})
-	srv.Set("db.lab.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})
+	srv.Set("db.lab.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
 	addrs, err := r.LookupFamily(context.Background(), "db", IPv4)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("db via search: %v %v", addrs, err)
 	}
 	var names []string
-	for _, q := range srv.Queries() {
+	for _, q := range srv.Queries("") {
 		names = append(names, q.Name)
 	}
 	if !slices.Equal(names, []string{"db.corp.test", "db.lab.test"}) {
@@ -193,7 +193,7 @@ func TestDNSResolverSearchList(t *testing.T) {
 // socket is closed at once and nothing more is sent.
 func TestDNSResolverCancelStops(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{Timeout: 5 * time.Second, Attempts: 2})
-	srv.Set("silent.test", 0, resolvertest.Rule{Drop: true})
+	srv.Set("silent.test", 0, testdns.Behaviour{Never: true})
 	fdsBefore, goBefore := resolverTestFDs(t), runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -259,14 +259,14 @@ func resolverTestFDs(t *testing.T) int {
 
 // A silent server is given up on after Timeout and the next one is asked.
 func TestDNSResolverFailover(t *testing.T) {
-	silent, err := resolvertest.ServeLoopback()
+	silent, err := testdns.ServeLoopback()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer silent.Close()
-	silent.Set("x.test", 0, resolvertest.Rule{Drop: true})
+	silent.Set("x.test", 0, testdns.Behaviour{Never: true})
 	r, srv := newTestDNS(t, "", DNSConfig{Nameservers: []string{silent.Addr.String()}, Timeout: 100 * time.Millisecond, Attempts: 1})
-	srv.Set("x.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})
+	srv.Set("x.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
 	start := time.Now()
 	addrs, err := r.LookupFamily(context.Background(), "x.test", IPv4)
 	took := time.Since(start)
@@ -282,7 +282,7 @@ func TestDNSResolverFailover(t *testing.T) {
 // test skips the wait); a file that turns bad keeps the last good settings.
 func TestDNSResolverReloadsResolvConf(t *testing.T) {
 	r, srv := newTestDNS(t, "search one.test\n", DNSConfig{})
-	srv.Set("db.two.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{testV4}})
+	srv.Set("db.two.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
 	if _, err := r.LookupFamily(context.Background(), "db", IPv4); err == nil {
 		t.Fatal("db found with search one.test")
 	}

@@ -14,8 +14,8 @@ DEB_PACKAGES  += iproute2 gcc libc6-dev
 # every other test with -race (its children are race-enabled too).
 test-resolvers:
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
-	@out=$$(gofmt -l internal/resolvertest cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./internal/resolvertest/... ./cmd/hev2-resolve
+	@out=$$(gofmt -l internal/resolvertest internal/testdns cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./internal/resolvertest/... ./internal/testdns ./cmd/hev2-resolve
 	$(GO) test -race -count=1 -run 'System|DNS|Hosts|ResolvConf|Flight' ./core/
 	$(GO) test -count=1 -v ./internal/resolvertest/
 	$(GO) test -race -count=1 -skip 'Flood' ./internal/resolvertest/

@@ -14,7 +14,7 @@ TESTBED_BIN   := $(BUILD)/hev2-testbed
 TESTBED_DIAL  := $(BUILD)/hev2-dial
 TESTBED_GONET := $(BUILD)/hev2-peer-gonet
 TESTBED_SUITE := $(TESTBED_BIN) suite
-TESTBED_GO_SOURCES = $(shell find internal/testbed cmd/hev2-testbed cmd/hev2-dial core -name '*.go' -not -name '*_test.go') go.mod go.sum
+TESTBED_GO_SOURCES = $(shell find internal/testbed internal/testdns cmd/hev2-testbed cmd/hev2-dial core -name '*.go' -not -name '*_test.go') go.mod go.sum
 
 # Columns of `make scenarios`: hev2's Go API first, the other front-ends as
 # they append themselves to SCENARIO_CLIENTS, then the peers.
@@ -41,9 +41,9 @@ $(TESTBED_GONET): $(TESTBED_GO_SOURCES)
 test-testbed: testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-testbed needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
-	out=$$(gofmt -l internal/testbed cmd/hev2-testbed cmd/hev2-dial); \
+	out=$$(gofmt -l internal/testbed internal/testdns cmd/hev2-testbed cmd/hev2-dial); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi; \
-	$(GO) vet ./internal/testbed/... ./cmd/hev2-testbed ./cmd/hev2-dial; \
+	$(GO) vet ./internal/testbed/... ./internal/testdns ./cmd/hev2-testbed ./cmd/hev2-dial; \
 	$(GO) test -count=1 ./internal/testbed/...; \
 	$(TESTBED_SUITE) --client "$(TESTBED_DIAL)"; \
 	$(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"

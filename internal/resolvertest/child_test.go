@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/resolvertest"
 	"github.com/hev2/hev2/internal/testbed"
 )
 
@@ -246,14 +247,14 @@ func childFlood(a childArgs) (any, error) {
 	// Warm up: the dispatcher, the netlink watcher and a pool thread.
 	r.LookupFamily(context.Background(), "localhost", core.IPv4)
 	waitPoolEmpty()
-	rep.Baseline, rep.GoroutinesBefore = osThreads(), runtime.NumGoroutine()
+	rep.Baseline, rep.GoroutinesBefore = resolvertest.OSThreads(), runtime.NumGoroutine()
 
 	stop := make(chan struct{})
 	maxc := make(chan int)
 	go func() {
 		peak := 0
 		for {
-			if n := osThreads(); n > peak {
+			if n := resolvertest.OSThreads(); n > peak {
 				peak = n
 			}
 			if n := core.GAIThreads().Threads; n > rep.MaxPoolThreads {
@@ -298,7 +299,7 @@ func childFlood(a childArgs) (any, error) {
 	close(stop)
 	rep.MaxThreads = <-maxc
 	waitPoolEmpty()
-	rep.ThreadsAfter, rep.GoroutinesAfter = osThreads(), settledGoroutines(rep.GoroutinesBefore)
+	rep.ThreadsAfter, rep.GoroutinesAfter = resolvertest.OSThreads(), settledGoroutines(rep.GoroutinesBefore)
 	rep.Stats = r.Stats()
 	return rep, nil
 }
@@ -326,7 +327,7 @@ func childCancel(a childArgs) (any, error) {
 	r.LookupFamily(context.Background(), "localhost", core.IPv4)
 	core.AddrConfigFamilies()
 	waitPoolEmpty()
-	rep.Baseline, rep.GoroutinesBefore, rep.FDsBefore = osThreads(), runtime.NumGoroutine(), openFDs()
+	rep.Baseline, rep.GoroutinesBefore, rep.FDsBefore = resolvertest.OSThreads(), runtime.NumGoroutine(), openFDs()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -356,7 +357,7 @@ func childCancel(a childArgs) (any, error) {
 	if sys != nil {
 		rep.Stats = sys.Stats()
 	}
-	rep.ThreadsAfter, rep.GoroutinesAfter, rep.FDsAfter = osThreads(), settledGoroutines(rep.GoroutinesBefore), openFDs()
+	rep.ThreadsAfter, rep.GoroutinesAfter, rep.FDsAfter = resolvertest.OSThreads(), settledGoroutines(rep.GoroutinesBefore), openFDs()
 	return rep, nil
 }
 
@@ -376,21 +377,6 @@ func childAddrWatch(a childArgs) (any, error) {
 	seen := time.Since(start)
 	outs := lookupAll(context.Background(), core.DefaultSystemResolver, a)
 	return map[string]any{"ipv6": v6, "seen_ms": float64(seen.Microseconds()) / 1000, "lookups": outs}, nil
-}
-
-// osThreads is the number of OS threads of this process.
-func osThreads() int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
-	}
-	return -1
 }
 
 // waitPoolEmpty waits until every getaddrinfo thread has exited (children

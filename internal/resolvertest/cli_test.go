@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/internal/testdns"
 	"github.com/miekg/dns"
 )
 
@@ -16,8 +17,8 @@ import (
 // exits 0 when a family answered, 1 when none did, 2 on a usage error.
 func TestResolveCommand(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("dual.test", 0, resolvertest.Rule{Addrs: []netip.Addr{v6addr, v4addr}})
-	srv.Set("v4only.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
+	srv.Set("dual.test", 0, testdns.Behaviour{Addrs: []netip.Addr{v6addr, v4addr}})
+	srv.Set("v4only.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}})
 	bin := filepath.Join(t.TempDir(), "hev2-resolve")
 	if out, err := exec.Command("go", "build", "-o", bin, "github.com/hev2/hev2/cmd/hev2-resolve").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

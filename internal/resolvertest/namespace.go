@@ -1,3 +1,8 @@
+// Package resolvertest holds what the resolver tests and benchmarks share:
+// helpers to put sockets and processes into the project's own network
+// namespaces, each with a test DNS server (package testdns) on its loopback.
+//
+// It must not import core: core's own tests may use it.
 package resolvertest
 
 import (
@@ -11,6 +16,8 @@ import (
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/internal/testdns"
 )
 
 // Namespace is a network namespace of the project's own, with its own
@@ -122,7 +129,7 @@ func (n *Namespace) Do(fn func() error) error {
 
 // ServeDNS starts a DNS server on 127.0.0.1:53 inside the namespace, where
 // its resolv.conf points.
-func (n *Namespace) ServeDNS() (*Server, error) {
+func (n *Namespace) ServeDNS() (*testdns.Server, error) {
 	var udp net.PacketConn
 	var tcp net.Listener
 	err := n.Do(func() (err error) {
@@ -137,7 +144,7 @@ func (n *Namespace) ServeDNS() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Serve(udp, tcp), nil
+	return testdns.Serve(udp, tcp), nil
 }
 
 // Close deletes the namespace and its /etc/netns files.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hev2/hev2/core"
 	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/internal/testdns"
 	"github.com/miekg/dns"
 )
 
@@ -28,7 +29,7 @@ var (
 
 // testNamespace makes a namespace with a DNS server on its loopback, or
 // skips the test, saying why, when not root.
-func testNamespace(t testing.TB, stack resolvertest.Stack) (*resolvertest.Namespace, *resolvertest.Server) {
+func testNamespace(t testing.TB, stack resolvertest.Stack) (*resolvertest.Namespace, *testdns.Server) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("SKIP: needs root for network namespaces (getaddrinfo is only ever tested inside one)")
@@ -67,10 +68,10 @@ func wantAddrs(t *testing.T, o lookupOutcome, want ...string) {
 func TestSystemPerFamilyTiming(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
 	const slow = 400 * time.Millisecond
-	srv.Set("slow6.test", dns.TypeAAAA, resolvertest.Rule{Addrs: []netip.Addr{v6addr}, Delay: slow})
-	srv.Set("slow6.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
-	srv.Set("slow4.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}, Delay: slow})
-	srv.Set("slow4.test", dns.TypeAAAA, resolvertest.Rule{Addrs: []netip.Addr{v6addr}})
+	srv.Set("slow6.test", dns.TypeAAAA, testdns.Behaviour{Addrs: []netip.Addr{v6addr}, Delay: slow})
+	srv.Set("slow6.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}})
+	srv.Set("slow4.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}, Delay: slow})
+	srv.Set("slow4.test", dns.TypeAAAA, testdns.Behaviour{Addrs: []netip.Addr{v6addr}})
 	for _, c := range []struct {
 		host       string
 		slow, fast core.Family
@@ -93,8 +94,8 @@ func TestSystemPerFamilyTiming(t *testing.T) {
 // lookup ends when glibc gives up (resolv.conf: timeout:1 attempts:1).
 func TestSystemSilentAAAA(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("silent6.test", dns.TypeAAAA, resolvertest.Rule{Drop: true})
-	srv.Set("silent6.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
+	srv.Set("silent6.test", dns.TypeAAAA, testdns.Behaviour{Never: true})
+	srv.Set("silent6.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}})
 	for _, res := range resolvers {
 		var outs []lookupOutcome
 		inChild(t, ns, childArgs{Mode: "lookup", Resolver: res, Host: "silent6.test", IdleMS: 50}, &outs)
@@ -112,9 +113,9 @@ func TestSystemSilentAAAA(t *testing.T) {
 // The server's answers map onto the codes glibc gives.
 func TestSystemErrorCodes(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("nodata.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}})
-	srv.Set("servfail.test", 0, resolvertest.Rule{Rcode: dns.RcodeServerFailure})
-	srv.Set("refused.test", 0, resolvertest.Rule{Rcode: dns.RcodeRefused})
+	srv.Set("nodata.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}})
+	srv.Set("servfail.test", 0, testdns.Behaviour{Rcode: dns.RcodeServerFailure})
+	srv.Set("refused.test", 0, testdns.Behaviour{Rcode: dns.RcodeRefused})
 	for _, c := range []struct {
 		host string
 		want int
@@ -139,7 +140,7 @@ func TestSystemErrorCodes(t *testing.T) {
 // no thread or goroutine behind.
 func TestSystemCancelAbandons(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("silent.test", 0, resolvertest.Rule{Drop: true})
+	srv.Set("silent.test", 0, testdns.Behaviour{Never: true})
 	t.Run("builtin", func(t *testing.T) {
 		var rep cancelReport
 		inChild(t, ns, childArgs{Mode: "cancel", Resolver: "builtin", Host: "silent.test", CancelMS: 100}, &rep)
@@ -207,7 +208,7 @@ func TestSystemEAISystemErrno(t *testing.T) {
 // timeout, and the process lives.
 func TestSystemFloodBoundsThreads(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("*.silent.test", 0, resolvertest.Rule{Drop: true})
+	srv.Set("*.silent.test", 0, testdns.Behaviour{Never: true})
 	const n, bound = 10000, 32
 	var rep floodReport
 	inChild(t, ns, childArgs{Mode: "flood", Host: "silent.test", N: n, MaxInFlight: bound, TimeoutMS: 200, IdleMS: 100}, &rep)
@@ -239,7 +240,7 @@ func TestSystemFloodBoundsThreads(t *testing.T) {
 // finished calls: a thousand lookups create no more threads than the bound.
 func TestSystemThreadsReused(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("*.slow.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}, Delay: 10 * time.Millisecond})
+	srv.Set("*.slow.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}, Delay: 10 * time.Millisecond})
 	const n, bound = 1000, 16
 	var rep floodReport
 	inChild(t, ns, childArgs{Mode: "flood", Host: "slow.test", N: n, MaxInFlight: bound, TimeoutMS: 30000, IdleMS: 200}, &rep)
@@ -257,7 +258,7 @@ func TestSystemThreadsReused(t *testing.T) {
 // Identical lookups in flight share one getaddrinfo call.
 func TestSystemSharedLookups(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("shared.test", dns.TypeA, resolvertest.Rule{Addrs: []netip.Addr{v4addr}, Delay: 200 * time.Millisecond})
+	srv.Set("shared.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}, Delay: 200 * time.Millisecond})
 	var rep struct {
 		OK    int
 		Stats core.SystemResolverStats
@@ -290,7 +291,7 @@ func TestAddrConfig(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			ns, srv := testNamespace(t, c.stack)
-			srv.Set("dual.test", 0, resolvertest.Rule{Addrs: []netip.Addr{v6addr, v4addr}})
+			srv.Set("dual.test", 0, testdns.Behaviour{Addrs: []netip.Addr{v6addr, v4addr}})
 			var fam map[string]bool
 			inChild(t, ns, childArgs{Mode: "families"}, &fam)
 			if !fam["known"] || fam["ipv4"] != c.families[0] || fam["ipv6"] != c.families[1] {
@@ -301,7 +302,7 @@ func TestAddrConfig(t *testing.T) {
 			}
 			v4 := c.families[0] || !c.families[1]
 			if got := srv.Count("dual.test", dns.TypeAAAA) > 0; got != c.wantAAAA {
-				t.Errorf("AAAA query sent: %v, want %v (%v)", got, c.wantAAAA, srv.Queries())
+				t.Errorf("AAAA query sent: %v, want %v (%v)", got, c.wantAAAA, srv.Queries(""))
 			}
 			if got := srv.Count("dual.test", dns.TypeA) > 0; got != v4 {
 				t.Errorf("A query sent: %v, want %v", got, v4)
@@ -334,7 +335,7 @@ func checkAddrConfig(t *testing.T, ns *resolvertest.Namespace, res string, wantA
 // is seen through the netlink subscription, and AAAA is asked again.
 func TestAddrConfigFollowsChanges(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{IPv4: true})
-	srv.Set("dual.test", 0, resolvertest.Rule{Addrs: []netip.Addr{v6addr, v4addr}})
+	srv.Set("dual.test", 0, testdns.Behaviour{Addrs: []netip.Addr{v6addr, v4addr}})
 	raw, _ := json.Marshal(childArgs{Mode: "addrwatch", Host: "dual.test", IdleMS: 50})
 	cmd := ns.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))

@@ -12,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/vishvananda/netns"
+
+	"github.com/hev2/hev2/internal/testdns"
 )
 
 // DefaultPort is the TCP port every listening server address serves.
@@ -77,7 +79,7 @@ func Start(opts Options) (bed *Bed, err error) {
 		ClientNS:     prefix + "-c",
 		ServerNS:     prefix + "-s",
 		Port:         opts.Port,
-		DNS:          newDNSServer(),
+		DNS:          testdns.New(),
 		addrs:        map[netip.Addr]*addrState{},
 		nextQueue:    100,
 		serverHandle: -1,
@@ -100,7 +102,7 @@ func Start(opts Options) (bed *Bed, err error) {
 	if b.clientHandle, err = netns.GetFromName(b.ClientNS); err != nil {
 		return nil, fmt.Errorf("testbed: open %s: %w", b.ClientNS, err)
 	}
-	if err := b.DNS.listen(b.serverHandle); err != nil {
+	if err := listenDNS(b.DNS, b.serverHandle); err != nil {
 		return nil, err
 	}
 	layout := opts.Layout
@@ -143,7 +145,7 @@ func (b *Bed) Close() error {
 		for _, st := range states {
 			st.stop()
 		}
-		b.DNS.close()
+		b.DNS.Close()
 		if b.serverHandle >= 0 {
 			b.serverHandle.Close()
 		}

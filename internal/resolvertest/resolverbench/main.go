@@ -30,6 +30,7 @@ import (
 
 	"github.com/hev2/hev2/core"
 	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/internal/testdns"
 )
 
 const benchHost = "bench.test"
@@ -97,7 +98,7 @@ func parent(gaiLoop string, benchtime time.Duration, threadLookups int) error {
 		return err
 	}
 	defer srv.Close()
-	rule := resolvertest.Rule{Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::53"), netip.MustParseAddr("198.18.0.53")}}
+	rule := testdns.Behaviour{Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::53"), netip.MustParseAddr("198.18.0.53")}}
 	srv.Set(benchHost, 0, rule)
 	srv.Set("*."+benchHost, 0, rule)
 
@@ -226,7 +227,7 @@ func runChild(mode, name string, benchtime time.Duration, lookups int) (any, err
 // process created meanwhile: the growth of its thread count plus the
 // getaddrinfo threads that exited (Go's own threads never exit).
 func countThreads(ctx context.Context, r core.Resolver, lookups, firstName int) threads {
-	before, poolBefore := osThreads(), core.GAIThreads()
+	before, poolBefore := resolvertest.OSThreads(), core.GAIThreads()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	out := threads{Lookups: lookups}
@@ -253,23 +254,9 @@ func countThreads(ctx context.Context, r core.Resolver, lookups, firstName int) 
 	}
 	close(next)
 	wg.Wait()
-	after, poolAfter := osThreads(), core.GAIThreads()
+	after, poolAfter := resolvertest.OSThreads(), core.GAIThreads()
 	exited := int(poolAfter.Created-poolBefore.Created) - (poolAfter.Threads - poolBefore.Threads)
 	out.Created = after - before + exited
 	out.Pool = int(poolAfter.Created - poolBefore.Created)
 	return out
-}
-
-func osThreads() int {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return -1
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
-	}
-	return -1
 }

@@ -1,4 +1,4 @@
-package testbed
+package testdns
 
 import (
 	"fmt"
@@ -23,6 +23,9 @@ type Behaviour struct {
 	// Truncate answers UDP queries with the TC bit and no records, so the
 	// client must retry over TCP, where the full answer is given.
 	Truncate bool
+	// RejectEDNS answers FORMERR to queries that carry an EDNS0 record, as
+	// servers that predate EDNS0 do; queries without one get the answer.
+	RejectEDNS bool
 }
 
 // Answer answers at once with addrs.
@@ -64,6 +67,9 @@ func (b Behaviour) String() string {
 	}
 	if b.Truncate {
 		s = "TC→TCP " + s
+	}
+	if b.RejectEDNS {
+		s = "no-EDNS " + s
 	}
 	if b.Delay > 0 {
 		s += fmt.Sprintf(" after %v", b.Delay)
