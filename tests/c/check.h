@@ -47,12 +47,16 @@ extern int check_count;
 		}                                                              \
 	} while (0)
 
-/* CHECK_FDS: no fd left open compared with a count taken before. */
+/* CHECK_FDS: no fd left open compared with a count taken before. Other
+ * threads (the test servers closing what they accepted, the Go runtime
+ * reading its cgroup limits) open and close fds on their own, so the count
+ * is given up to two seconds to come back down; fewer fds than before is
+ * no leak. */
 #define CHECK_FDS(before)                                                      \
 	do {                                                                   \
-		int now_ = count_fds();                                        \
-		CHECK_INT(now_, (before));                                     \
-		if (now_ != (before))                                          \
+		int now_ = settled_fd_count(before);                           \
+		CHECK(now_ <= (before));                                       \
+		if (now_ > (before))                                           \
 			dump_fds();                                            \
 	} while (0)
 

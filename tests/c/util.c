@@ -165,6 +165,17 @@ int count_fds(void)
 	return n - 1; /* the DIR's own fd */
 }
 
+int settled_fd_count(int want)
+{
+	int n = count_fds();
+	for (int i = 0; i < 200 && n > want; i++) {
+		struct timespec ts = {0, 10 * 1000 * 1000};
+		nanosleep(&ts, NULL);
+		n = count_fds();
+	}
+	return n;
+}
+
 int count_threads(void)
 {
 	FILE *f = fopen("/proc/self/status", "r");

@@ -26,6 +26,8 @@ int refused_port(void);
 
 /* Open fds of this process (/proc/self/fd), to prove none is leaked. */
 int count_fds(void);
+/* count_fds once it is at most want, or after two seconds of waiting. */
+int settled_fd_count(int want);
 void dump_fds(void); /* to stderr, to explain a mismatch */
 /* warm_up makes the library and the Go runtime open their permanent fds
  * (connecting to 127.0.0.1:port), so that later fd counts see only leaks. */
