@@ -56,7 +56,13 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 		// IP literals and static entries skip resolution and its timers.
 		cfg.Static = filterFamily(static, want)
 		if len(cfg.Static) == 0 {
-			return nil, &Error{Host: host, Port: port, Cause: &ResolveError{Host: host, Family: want, Code: EAI_ADDRFAMILY}}
+			// A static entry with no address has no data; one with
+			// addresses of the other family only is a family mismatch.
+			code := EAI_NODATA
+			if len(static) > 0 {
+				code = EAI_ADDRFAMILY
+			}
+			return nil, &Error{Host: host, Port: port, Cause: &ResolveError{Host: host, Family: want, Code: code}}
 		}
 	} else if want == FamilyUnspec {
 		cfg.Families = lookupFamilies[:]

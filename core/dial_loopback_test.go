@@ -181,6 +181,10 @@ func TestInvalidInput(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != EAI_ADDRFAMILY {
 		t.Errorf("IPv4-only dial of ::1: %v, want EAI_ADDRFAMILY", err)
 	}
+	_, err = (&Dialer{Hosts: map[string][]netip.Addr{"empty.test": {}}}).Connect(context.Background(), "empty.test", 80)
+	if !errors.As(err, &re) || re.Code != EAI_NODATA {
+		t.Errorf("static entry without addresses: %v, want EAI_NODATA", err)
+	}
 	if _, err := ParsePort("70000"); err == nil {
 		t.Error("port 70000 accepted")
 	}
