@@ -24,25 +24,25 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	// Before anything that could make Go create its runtime poller (a
 	// timer, a pollable fd): with no fd free that would abort the host.
 	if err := core.Init(); err != nil {
-		return C.HEV2_ESYSTEM
+		return refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
 	}
 	h, err := convertHost(host, hostLen)
 	if err != nil {
-		return C.int(codeOf(err))
+		return refuseErr(err)
 	}
 	if port == nil {
-		return C.HEV2_EPORT
+		return refuse(statusPort, "port is NULL")
 	}
 	p, err := core.ParsePort(cString(port, 64))
 	if err != nil {
-		return C.HEV2_EPORT
+		return refuse(statusPort, "%s", strings.TrimPrefix(err.Error(), core.ErrInvalidOptions.Error()+": "))
 	}
 	co, err := convertOptions(o)
 	if err != nil {
-		return C.int(codeOf(err))
+		return refuseErr(err)
 	}
 	if !reserveSlot() {
-		return C.HEV2_ECAPACITY
+		return refuse(statusCapacity, "over capacity: %d handles running, the cap set by hev2_set_max_handles", maxRunning.Load())
 	}
 	c := &conn{
 		id: lastID.Add(1), host: h, port: p, start: time.Now(), opts: co,
@@ -61,6 +61,14 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	// Only now may the callback fire: the caller has its id.
 	close(c.published)
 	return C.HEV2_OK
+}
+
+// unknownHandle refuses an id that reaches no live handle.
+func unknownHandle(id C.hev2_conn) C.int {
+	if id == 0 {
+		return refuse(statusHandle, "handle 0 is never valid")
+	}
+	return refuse(statusHandle, "handle %d unknown (never issued, or released)", uint64(id))
 }
 
 // convertHost applies the header's host rules: not NULL, not empty, no NUL
@@ -153,11 +161,11 @@ func elapsedOf(err error, fallback time.Duration) time.Duration {
 func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
 	defer guard(&rc)
 	if timeoutMS < -1 || int64(timeoutMS) > C.HEV2_MAX_TIMEOUT_MS {
-		return C.HEV2_EINVAL
+		return refuse(statusInval, "timeout_ms %d out of range [-1, %d]", int(timeoutMS), C.HEV2_MAX_TIMEOUT_MS)
 	}
 	c := lookup(id)
 	if c == nil {
-		return C.HEV2_EHANDLE
+		return unknownHandle(id)
 	}
 	var expired <-chan time.Time
 	switch {
@@ -177,7 +185,7 @@ func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
 	case <-c.done:
 		return C.HEV2_OK
 	case <-c.gone:
-		return C.HEV2_EHANDLE
+		return refuse(statusHandle, "handle %d was released while waiting", uint64(id))
 	case <-expired:
 		return C.HEV2_EAGAIN
 	}
@@ -188,17 +196,17 @@ func hev2go_fd(id C.hev2_conn) (rc C.int) {
 	defer guard(&rc)
 	c := lookup(id)
 	if c == nil {
-		return C.HEV2_EHANDLE
+		return unknownHandle(id)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.released {
-		return C.HEV2_EHANDLE
+		return unknownHandle(id)
 	}
 	if c.efd < 0 {
-		fd := C.hev2c_eventfd_new()
+		fd, err := C.hev2c_eventfd_new()
 		if fd < 0 {
-			return C.HEV2_ESYSTEM
+			return refuseErrno(statusSystem, causeErrno(err), "eventfd")
 		}
 		c.efd = int(fd)
 		if c.finished {
@@ -213,7 +221,7 @@ func hev2go_cancel(id C.hev2_conn) (rc C.int) {
 	defer guard(&rc)
 	c := lookup(id)
 	if c == nil {
-		return C.HEV2_EHANDLE
+		return unknownHandle(id)
 	}
 	c.mu.Lock()
 	if !c.finished {
@@ -232,7 +240,7 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 	}
 	c := remove(id)
 	if c == nil {
-		return C.HEV2_EHANDLE
+		return unknownHandle(id)
 	}
 	c.mu.Lock()
 	c.released = true
@@ -255,7 +263,7 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 func hev2go_init() (rc C.int) {
 	defer guard(&rc)
 	if err := core.Init(); err != nil {
-		return C.HEV2_ESYSTEM
+		return refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
 	}
 	return C.HEV2_OK
 }
@@ -270,7 +278,7 @@ func init() { _ = core.Init() }
 func hev2go_set_max_handles(n C.int) (rc C.int) {
 	defer guard(&rc)
 	if n < 1 || n > 1000000 {
-		return C.HEV2_EINVAL
+		return refuse(statusInval, "max %d out of range [1, 1000000]", int(n))
 	}
 	maxRunning.Store(int64(n))
 	return C.HEV2_OK

@@ -22,6 +22,18 @@
 /* fork_check.c */
 int hev2c_forked(void);
 
+/* last_error.c: the thread's last error (hev2_last_error). fn is the public
+ * function's name, a static string. hev2c_fail/hev2c_failf publish at once
+ * and return status (hev2c_fail is async-signal-safe; err is the errno of a
+ * HEV2_ESYSTEM). The Go exports leave their detail pending with
+ * hev2c_error_detail; the shim passes every Go result through
+ * hev2c_return, which publishes a failure under fn and returns rc. */
+int hev2c_fail(const char *fn, int status, int err, const char *detail);
+int hev2c_failf(const char *fn, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void hev2c_error_detail(int status, int err, const char *detail, size_t n);
+int hev2c_return(const char *fn, int rc);
+
 /* jobs.c: whether a job id is registered (hev2_options.job is checked at
  * connect), and the counters of hev2_stats. */
 int hev2c_job_registered(hev2_job j);

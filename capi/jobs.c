@@ -29,15 +29,16 @@ static atomic_uint reserved;      /* slots handed out (<= HEV2_MAX_JOBS) */
 static atomic_int jobs_efd = -1;
 static atomic_uint_fast64_t n_registered, n_triggered, n_run;
 
-/* ensure_efd creates the jobs eventfd once; racing creators close theirs. */
-static int ensure_efd(void)
+/* ensure_efd creates the jobs eventfd once; racing creators close theirs.
+ * fn: the public function, for the thread's last error. */
+static int ensure_efd(const char *fn)
 {
 	int fd = atomic_load(&jobs_efd);
 	if (fd >= 0)
 		return fd;
 	int mine = hev2c_eventfd_new();
 	if (mine < 0)
-		return HEV2_ESYSTEM;
+		return hev2c_fail(fn, HEV2_ESYSTEM, errno, "eventfd for the jobs");
 	int expected = -1;
 	if (!atomic_compare_exchange_strong(&jobs_efd, &expected, mine)) {
 		close(mine);
@@ -51,17 +52,22 @@ int hev2_job_register(hev2_job_fn fn, void *data, unsigned flags,
 {
 	if (out)
 		*out = 0;
-	if (!fn || !out || (flags & ~HEV2_JOB_DIRECT))
-		return HEV2_EINVAL;
+	if (!fn)
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "fn is NULL");
+	if (!out)
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "out is NULL");
+	if (flags & ~HEV2_JOB_DIRECT)
+		return hev2c_failf(__func__, HEV2_EINVAL, "unknown flags 0x%x", flags & ~HEV2_JOB_DIRECT);
 	/* The eventfd exists before any job can be triggered, so a trigger
 	 * (maybe in a signal handler) never has to create it. */
-	int efd = ensure_efd();
+	int efd = ensure_efd(__func__);
 	if (efd < 0)
 		return efd;
 	unsigned idx = atomic_load(&reserved);
 	do {
 		if (idx >= HEV2_MAX_JOBS)
-			return HEV2_ECAPACITY;
+			return hev2c_failf(__func__, HEV2_ECAPACITY,
+			                   "all %d job slots are registered", HEV2_MAX_JOBS);
 	} while (!atomic_compare_exchange_weak(&reserved, &idx, idx + 1));
 	jobs[idx].fn = fn;
 	jobs[idx].data = data;
@@ -74,11 +80,13 @@ int hev2_job_register(hev2_job_fn fn, void *data, unsigned flags,
 
 int hev2_job_trigger(hev2_job j)
 {
+	/* Static texts only: this runs in signal handlers. */
 	if (j < 1 || j > HEV2_MAX_JOBS)
-		return HEV2_EINVAL;
+		return hev2c_fail(__func__, HEV2_EINVAL, 0,
+		                  "job id out of range (1 to HEV2_MAX_JOBS)");
 	struct job *jb = &jobs[j - 1];
 	if (!atomic_load_explicit(&jb->ready, memory_order_acquire))
-		return HEV2_EINVAL;
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "job id not registered");
 	atomic_fetch_add_explicit(&n_triggered, 1, memory_order_relaxed);
 	if (jb->flags & HEV2_JOB_DIRECT) {
 		atomic_fetch_add_explicit(&n_run, 1, memory_order_relaxed);
@@ -124,7 +132,7 @@ int hev2_run_jobs(void)
 
 int hev2_jobs_fd(void)
 {
-	return ensure_efd();
+	return ensure_efd(__func__);
 }
 
 int hev2c_job_registered(hev2_job j)

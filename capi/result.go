@@ -25,13 +25,13 @@ import (
 func doneConn(id C.hev2_conn) (*conn, C.int) {
 	c := lookup(id)
 	if c == nil {
-		return nil, C.HEV2_EHANDLE
+		return nil, unknownHandle(id)
 	}
 	select {
 	case <-c.done:
 		return c, C.HEV2_OK
 	default:
-		return nil, C.HEV2_EAGAIN
+		return nil, refuse(statusAgain, "handle %d is still running", uint64(id))
 	}
 }
 
@@ -45,7 +45,7 @@ func hev2go_result(id C.hev2_conn, r *C.hev2_result_info) (rc C.int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.released {
-		return C.HEV2_EHANDLE
+		return unknownHandle(id)
 	}
 	r.status = C.int(c.out.status)
 	r.fd = -1
@@ -126,7 +126,7 @@ func hev2go_get_attempt(id C.hev2_conn, i C.int, a *C.hev2_attempt_info) (rc C.i
 		attempts = ce.Attempts
 	}
 	if i < 0 || int(i) >= len(attempts) {
-		return C.HEV2_EINVAL
+		return refuse(statusInval, "attempt index %d out of range (handle has %d attempts)", int(i), len(attempts))
 	}
 	at := attempts[i]
 	putString(a.address[:], at.Addr.Addr().String())
@@ -151,7 +151,7 @@ func hev2go_get_event(id C.hev2_conn, i C.int, e *C.hev2_event_info) (rc C.int) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i < 0 || int(i) >= len(c.events) {
-		return C.HEV2_EINVAL
+		return refuse(statusInval, "event index %d out of range (handle has %d events)", int(i), len(c.events))
 	}
 	ev := c.events[i]
 	e.at_ms = C.double(ms(ev.At))

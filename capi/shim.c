@@ -2,7 +2,9 @@
  * nothing else). Each one that needs Go first checks, in C, that this is
  * not a fork child (see fork_check.c), then handles what is cheaper and
  * safer in C — the size-versioned structs, the thread-local errmsg buffer —
- * and calls the Go export. Pure-C functions never enter Go. */
+ * and calls the Go export. Pure-C functions never enter Go. Every status
+ * a function returns goes through last_error.c: a failure becomes the
+ * thread's hev2_last_error, under the public function's name. */
 #include <errno.h>
 #include <string.h>
 
@@ -13,33 +15,41 @@
  * future version: refuse it rather than read that far. */
 #define HEV2_MAX_STRUCT_SIZE 4096
 
-#define CHECK_FORK()                                                           \
+#define FORKED_TEXT                                                            \
+	"called in a fork() child of the process that loaded libhev2 (its Go " \
+	"runtime does not survive fork)"
+
+#define CHECK_FORK(fn)                                                         \
 	do {                                                                   \
 		if (hev2c_forked())                                            \
-			return HEV2_EFORKED;                                   \
+			return hev2c_fail(fn, HEV2_EFORKED, 0, FORKED_TEXT);   \
 	} while (0)
 
 int hev2_version(void) { return HEV2_VERSION_NUM; }
 
 int hev2_init(void)
 {
-	CHECK_FORK();
-	return hev2go_init();
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_init());
 }
 
 int hev2_set_max_handles(int max)
 {
-	CHECK_FORK();
-	return hev2go_set_max_handles(max);
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_set_max_handles(max));
 }
 
-/* out_begin checks a caller's size-versioned output struct. */
-static int out_begin(const size_t *size_field, size_t v1)
+/* out_begin checks a caller's size-versioned output struct (what names the
+ * argument in the error text). */
+static int out_begin(const char *fn, const char *what, const size_t *size_field,
+                     size_t v1)
 {
 	if (!size_field)
-		return HEV2_EINVAL;
+		return hev2c_failf(fn, HEV2_EINVAL, "%s is NULL", what);
 	if (*size_field < v1 || *size_field > HEV2_MAX_STRUCT_SIZE)
-		return HEV2_EINVAL;
+		return hev2c_failf(fn, HEV2_EINVAL,
+		                   "%s->size %zu out of range [%zu, %d] (set it to sizeof the struct)",
+		                   what, *size_field, v1, HEV2_MAX_STRUCT_SIZE);
 	return HEV2_OK;
 }
 
@@ -58,14 +68,14 @@ static void out_end(void *dst, const void *src, size_t ours)
 
 int hev2_stats(hev2_stats_info *s)
 {
-	int rc = out_begin(s ? &s->size : NULL, HEV2_STATS_SIZE_V1);
+	int rc = out_begin(__func__, "s", s ? &s->size : NULL, HEV2_STATS_SIZE_V1);
 	if (rc)
 		return rc;
-	CHECK_FORK();
+	CHECK_FORK(__func__);
 	hev2_stats_info mine;
 	memset(&mine, 0, sizeof mine);
 	mine.size = sizeof mine;
-	rc = hev2go_stats(&mine);
+	rc = hev2c_return(__func__, hev2go_stats(&mine));
 	if (rc)
 		return rc;
 	mine.jobs_registered = hev2c_jobs_registered();
@@ -78,7 +88,7 @@ int hev2_stats(hev2_stats_info *s)
 int hev2_options_init(hev2_options *o)
 {
 	if (!o)
-		return HEV2_EINVAL;
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "o is NULL");
 	memset(o, 0, sizeof *o);
 	o->size = sizeof *o;
 	o->fast_fallback = 1;
@@ -91,33 +101,46 @@ int hev2_options_init(hev2_options *o)
  * struct: a smaller size is refused (there is no older version yet), a
  * larger one is accepted only if the fields this library does not know are
  * all zero (asking for nothing it cannot give). */
-static int options_in(const hev2_options *o, hev2_options *mine)
+static int options_in(const char *fn, const hev2_options *o, hev2_options *mine)
 {
 	hev2_options_init(mine);
 	if (!o)
 		return HEV2_OK;
 	if (o->size < HEV2_OPTIONS_SIZE_V1 || o->size > HEV2_MAX_STRUCT_SIZE)
-		return HEV2_EOPTIONS;
+		return hev2c_failf(fn, HEV2_EOPTIONS,
+		                   "options size %zu out of range [%zu, %d] (fill them with hev2_options_init)",
+		                   o->size, HEV2_OPTIONS_SIZE_V1, HEV2_MAX_STRUCT_SIZE);
 	for (size_t i = sizeof *mine; i < o->size; i++)
 		if (((const unsigned char *)o)[i] != 0)
-			return HEV2_EOPTIONS;
+			return hev2c_failf(fn, HEV2_EOPTIONS,
+			                   "options byte %zu is set: a field newer than this library (%zu bytes)",
+			                   i, sizeof *mine);
 	memcpy(mine, o, sizeof *mine);
 	mine->size = sizeof *mine;
 	return HEV2_OK;
 }
 
+/* start_connect is both hev2_connect and hev2_connect_len; fn names the one the
+ * caller used. */
+static int start_connect(const char *fn, const char *host, size_t host_len,
+                         const char *port, const hev2_options *o,
+                         hev2_conn *out)
+{
+	if (!out)
+		return hev2c_fail(fn, HEV2_EINVAL, 0, "out is NULL");
+	*out = 0;
+	CHECK_FORK(fn);
+	hev2_options mine;
+	int rc = options_in(fn, o, &mine);
+	if (rc)
+		return rc;
+	return hev2c_return(fn, hev2go_connect((char *)host, host_len, (char *)port, &mine, out));
+}
+
 int hev2_connect_len(const char *host, size_t host_len, const char *port,
                      const hev2_options *o, hev2_conn *out)
 {
-	if (!out)
-		return HEV2_EINVAL;
-	*out = 0;
-	CHECK_FORK();
-	hev2_options mine;
-	int rc = options_in(o, &mine);
-	if (rc)
-		return rc;
-	return hev2go_connect((char *)host, host_len, (char *)port, &mine, out);
+	return start_connect(__func__, host, host_len, port, o, out);
 }
 
 int hev2_connect(const char *host, const char *port, const hev2_options *o,
@@ -125,43 +148,43 @@ int hev2_connect(const char *host, const char *port, const hev2_options *o,
 {
 	/* Bounded: a huge string is refused as too long without reading it all. */
 	size_t n = host ? strnlen(host, HEV2_MAX_HOSTLEN + 8) : 0;
-	return hev2_connect_len(host, n, port, o, out);
+	return start_connect(__func__, host, n, port, o, out);
 }
 
 int hev2_wait(hev2_conn c, int timeout_ms)
 {
-	CHECK_FORK();
-	return hev2go_wait(c, timeout_ms);
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_wait(c, timeout_ms));
 }
 
 int hev2_fd(hev2_conn c)
 {
-	CHECK_FORK();
-	return hev2go_fd(c);
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_fd(c));
 }
 
 int hev2_cancel(hev2_conn c)
 {
-	CHECK_FORK();
-	return hev2go_cancel(c);
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_cancel(c));
 }
 
 int hev2_release(hev2_conn c)
 {
-	CHECK_FORK();
-	return hev2go_release(c);
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_release(c));
 }
 
 int hev2_result(hev2_conn c, hev2_result_info *r)
 {
-	int rc = out_begin(r ? &r->size : NULL, HEV2_RESULT_SIZE_V1);
+	int rc = out_begin(__func__, "r", r ? &r->size : NULL, HEV2_RESULT_SIZE_V1);
 	if (rc)
 		return rc;
-	CHECK_FORK();
+	CHECK_FORK(__func__);
 	hev2_result_info mine;
 	memset(&mine, 0, sizeof mine);
 	mine.size = sizeof mine;
-	rc = hev2go_result(c, &mine);
+	rc = hev2c_return(__func__, hev2go_result(c, &mine));
 	if (rc)
 		return rc;
 	out_end(r, &mine, sizeof mine);
@@ -170,14 +193,14 @@ int hev2_result(hev2_conn c, hev2_result_info *r)
 
 int hev2_get_attempt(hev2_conn c, int i, hev2_attempt_info *a)
 {
-	int rc = out_begin(a ? &a->size : NULL, HEV2_ATTEMPT_SIZE_V1);
+	int rc = out_begin(__func__, "a", a ? &a->size : NULL, HEV2_ATTEMPT_SIZE_V1);
 	if (rc)
 		return rc;
-	CHECK_FORK();
+	CHECK_FORK(__func__);
 	hev2_attempt_info mine;
 	memset(&mine, 0, sizeof mine);
 	mine.size = sizeof mine;
-	rc = hev2go_get_attempt(c, i, &mine);
+	rc = hev2c_return(__func__, hev2go_get_attempt(c, i, &mine));
 	if (rc)
 		return rc;
 	out_end(a, &mine, sizeof mine);
@@ -186,14 +209,14 @@ int hev2_get_attempt(hev2_conn c, int i, hev2_attempt_info *a)
 
 int hev2_get_event(hev2_conn c, int i, hev2_event_info *e)
 {
-	int rc = out_begin(e ? &e->size : NULL, HEV2_EVENT_SIZE_V1);
+	int rc = out_begin(__func__, "e", e ? &e->size : NULL, HEV2_EVENT_SIZE_V1);
 	if (rc)
 		return rc;
-	CHECK_FORK();
+	CHECK_FORK(__func__);
 	hev2_event_info mine;
 	memset(&mine, 0, sizeof mine);
 	mine.size = sizeof mine;
-	rc = hev2go_get_event(c, i, &mine);
+	rc = hev2c_return(__func__, hev2go_get_event(c, i, &mine));
 	if (rc)
 		return rc;
 	out_end(e, &mine, sizeof mine);

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"syscall"
+	"unsafe"
 
 	"github.com/hev2/hev2/core"
 )
@@ -47,6 +48,40 @@ func fail(code int, format string, args ...any) error {
 	return &statusError{code: code, msg: fmt.Sprintf(format, args...)}
 }
 
+// refuse hands the detail of a failed call to the shim, which publishes it
+// as the calling thread's hev2_last_error under the public function's name
+// (an export runs on its caller's thread), and returns the status.
+func refuse(code int, format string, args ...any) C.int {
+	return refuseErrno(code, 0, format, args...)
+}
+
+// refuseErrno is refuse for HEV2_ESYSTEM: errno is the cause, which the
+// shim also leaves in the caller's errno and hev2_last_errno.
+func refuseErrno(code int, errno syscall.Errno, format string, args ...any) C.int {
+	b := []byte(fmt.Sprintf(format, args...))
+	var p *C.char
+	if len(b) > 0 {
+		p = (*C.char)(unsafe.Pointer(&b[0]))
+	}
+	C.hev2c_error_detail(C.int(code), C.int(errno), p, C.size_t(len(b)))
+	return C.int(code)
+}
+
+// refuseErr refuses with a synchronous error's status and text.
+func refuseErr(err error) C.int {
+	return refuse(codeOf(err), "%s", err.Error())
+}
+
+// causeErrno is the errno behind a failed system call or core.Init
+// (EMFILE...); EIO if the error carries none.
+func causeErrno(err error) syscall.Errno {
+	var en syscall.Errno
+	if errors.As(err, &en) {
+		return en
+	}
+	return syscall.EIO
+}
+
 // codeOf maps a synchronous error to its status.
 func codeOf(err error) int {
 	var se *statusError
@@ -64,7 +99,7 @@ func codeOf(err error) int {
 func guard(rc *C.int) {
 	if p := recover(); p != nil {
 		fmt.Fprintf(os.Stderr, "hev2: internal error (please report): %v\n%s", p, debug.Stack())
-		*rc = C.int(statusInternal)
+		*rc = refuse(statusInternal, "internal error (please report): %v", p)
 	}
 }
 

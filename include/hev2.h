@@ -42,6 +42,17 @@
  * the one thing the caller must get right.) A Go panic never crosses the
  * boundary: it is recovered and reported as HEV2_EINTERNAL.
  *
+ * The code says what kind of failure; hev2_last_error() says which one, for
+ * the calling thread: every function that returns a negative status also
+ * records one line naming itself and the detail ("hev2_connect: host
+ * longer than 253 characters", "hev2_connect: cannot make the library's
+ * permanent fds (...): Too many open files"), and hev2_last_errno() gives
+ * the errno behind a HEV2_ESYSTEM. Like errno, a successful call leaves
+ * both unchanged: read them right after the call that failed, on the same
+ * thread (a signal handler that calls a failing hev2 function changes
+ * them, as it would errno). hev2_errmsg, which returns a text, does not
+ * touch them. HEV2_EAGAIN counts as a failure here too.
+ *
  * ---------------------------------------------------------------------------
  * Threads and signals
  * ---------------------------------------------------------------------------
@@ -61,6 +72,10 @@
  *   hev2_job_register     yes          no                          no
  *   hev2_run_jobs         yes          no (it runs your functions) no
  *   hev2_options_init     yes          yes (async-signal-safe)      no
+ *   hev2_last_error       yes (its own no                          no
+ *                         thread's)
+ *   hev2_last_errno       yes (its own yes (async-signal-safe)      no
+ *                         thread's)
  *   every other function  yes          NO                          yes
  *
  * To act on a signal (e.g. cancel on SIGINT), trigger a job from the handler
@@ -111,7 +126,8 @@
  * and returns HEV2_EFORKED at once, without entering Go. Handles and fds of
  * the parent are unusable in the child; the child may close inherited fds.
  * The pure-C functions (hev2_version, hev2_strerror, the job functions,
- * hev2_options_init) keep working in a child.
+ * hev2_options_init, hev2_last_error, hev2_last_errno) keep working in a
+ * child.
  * Safe patterns: load the library after forking (Puma/Unicorn without
  * preload_app, or load it in on_worker_boot); Python multiprocessing with
  * the "spawn" or "forkserver" start method; fork+exec (posix_spawn) is
@@ -155,9 +171,11 @@ extern "C" {
 
 /* Version of this header: MAJOR*10000 + MINOR*100 + PATCH. hev2_version()
  * returns the library's; the library is compatible with every header of the
- * same MAJOR whose number is not greater than its own. */
+ * same MAJOR whose number is not greater than its own.
+ *   1.0  the first ABI
+ *   1.1  hev2_last_error, hev2_last_errno (per-thread detail of a failure) */
 #define HEV2_VERSION_MAJOR 1
-#define HEV2_VERSION_MINOR 0
+#define HEV2_VERSION_MINOR 1
 #define HEV2_VERSION_PATCH 0
 #define HEV2_VERSION_NUM                                                      \
 	(HEV2_VERSION_MAJOR * 10000 + HEV2_VERSION_MINOR * 100 + HEV2_VERSION_PATCH)
@@ -188,7 +206,8 @@ extern "C" {
 #define HEV2_ENOTSUP    -9  /* valid but not supported by this build (e.g. a
                                resolver that is not compiled in) */
 #define HEV2_ESYSTEM   -10  /* a system resource failed (e.g. eventfd() with
-                               EMFILE); the thread's errno is set */
+                               EMFILE); the thread's errno is set, and
+                               hev2_last_errno() gives it too */
 #define HEV2_EINTERNAL -11  /* a bug in hev2 was caught (never a crash) */
 /* outcomes */
 #define HEV2_ECONNECT  -12  /* every connection attempt failed; see .error
@@ -247,7 +266,8 @@ extern "C" {
 /* Buffer sizes (include the terminating NUL). */
 #define HEV2_ADDRSTRLEN  64  /* an IP address as text, with %zone */
 #define HEV2_DETAILLEN   160 /* hev2_event_info.detail */
-#define HEV2_ERRMSGLEN   1024 /* the longest text hev2_errmsg returns */
+#define HEV2_ERRMSGLEN   1024 /* the longest text hev2_errmsg or
+                                 hev2_last_error returns */
 
 /* Hard limits. */
 #define HEV2_MAX_HOSTLEN  253  /* characters of a host name */
@@ -542,6 +562,21 @@ int hev2_run_jobs(void);
 /* An fd (an eventfd) readable while triggered jobs wait to be run; reading
  * it is not needed (hev2_run_jobs drains it). Owned by the library. */
 int hev2_jobs_fd(void);
+
+/* ---- the thread's last error (added in 1.1) ----------------------------------
+ * See "Status codes" above. Both read only the calling thread's record. */
+
+/* One line explaining the last negative status a hev2 function returned on
+ * this thread: "<function>: <detail>", with ": <strerror(errno)>" appended
+ * for HEV2_ESYSTEM; at most HEV2_ERRMSGLEN - 1 characters. The empty string
+ * if no hev2 call on this thread has failed yet; never NULL. A successful
+ * call leaves it unchanged. The text lives in a thread-local buffer: valid
+ * until the next hev2_last_error call on the same thread. */
+const char *hev2_last_error(void);
+
+/* The errno behind the thread's last failure if it was HEV2_ESYSTEM
+ * (EMFILE ...), else 0. Async-signal-safe. */
+int hev2_last_errno(void);
 
 #ifdef __cplusplus
 }

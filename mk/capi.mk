@@ -1,7 +1,7 @@
 # capi: libhev2.so (the C ABI of include/hev2.h), its pkg-config file, the
 # hev2-connect tool, the C test suite and the C ABI benchmark.
 CAPI_SOVERSION := 1
-CAPI_VERSION   := 1.0.0
+CAPI_VERSION   := 1.1.0
 CAPI_LIB       := $(BUILD)/libhev2.so.$(CAPI_VERSION)
 CAPI_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude
 CAPI_LDFLAGS   := -L$(BUILD) -lhev2 -Wl,-rpath,'$$ORIGIN'
@@ -66,7 +66,9 @@ demo-capi: capi $(BUILD)/hev2-demo-listeners
 	@examples/c/demo.sh $(BUILD)
 
 # ---- the C test suite (tests/c) ---------------------------------------------
-CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs
+CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds
+# These load the library themselves (dlopen) and are given its path.
+CAPI_DLOPEN_TESTS := test_sigchld test_no_fds
 CAPI_TEST_BINS := $(addprefix $(BUILD)/tests/c/,$(CAPI_TESTS))
 CAPI_TEST_LIBS := -lpthread -ldl
 
@@ -77,8 +79,9 @@ $(BUILD)/tests/c/%: tests/c/%.c $(CAPI_TEST_DEPS) $(CAPI_LIB)
 	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
 
 # test_sigchld loads the library itself (dlopen, after installing its
-# handlers), so it must not link against it.
-$(BUILD)/tests/c/test_sigchld: tests/c/test_sigchld.c $(CAPI_TEST_DEPS)
+# handlers), and test_no_fds after using up its fds, so they must not link
+# against it.
+$(addprefix $(BUILD)/tests/c/,$(CAPI_DLOPEN_TESTS)): $(BUILD)/tests/c/%: tests/c/%.c $(CAPI_TEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
@@ -108,18 +111,18 @@ $(CAPI_ASAN_DIR)/tests/c/%: tests/c/%.c $(CAPI_TEST_DEPS) capi-asan-lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CAPI_CFLAGS) $(CAPI_SAN_FLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(CAPI_ASAN_DIR) -lhev2 -Wl,-rpath,$(CURDIR)/$(CAPI_ASAN_DIR) $(CAPI_TEST_LIBS)
 
-$(CAPI_ASAN_DIR)/tests/c/test_sigchld: tests/c/test_sigchld.c $(CAPI_TEST_DEPS) capi-asan-lib
+$(addprefix $(CAPI_ASAN_DIR)/tests/c/,$(CAPI_DLOPEN_TESTS)): $(CAPI_ASAN_DIR)/tests/c/%: tests/c/%.c $(CAPI_TEST_DEPS) capi-asan-lib
 	@mkdir -p $(dir $@)
 	$(CC) $(CAPI_CFLAGS) $(CAPI_SAN_FLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
 # ---- test-capi ----------------------------------------------------------------
 test-capi: test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios
 
-# run_capi_tests DIR LIB: every test program of DIR, test_sigchld given LIB.
+# run_capi_tests DIR LIB: every test program of DIR, the dlopen ones given LIB.
 define run_capi_tests
 	@set -e; for t in $(CAPI_TESTS); do \
 	  echo "-- $(1)/tests/c/$$t"; \
-	  if [ $$t = test_sigchld ]; then $(CAPI_SAN_ENV) $(1)/tests/c/$$t $(2); else $(CAPI_SAN_ENV) $(1)/tests/c/$$t; fi; \
+	  if echo " $(CAPI_DLOPEN_TESTS) " | grep -q " $$t "; then $(CAPI_SAN_ENV) $(1)/tests/c/$$t $(2); else $(CAPI_SAN_ENV) $(1)/tests/c/$$t; fi; \
 	done
 endef
 

@@ -13,6 +13,7 @@ static const any_fn every_function[] = {
 	(any_fn)hev2_get_attempt,  (any_fn)hev2_get_event,   (any_fn)hev2_event_name,
 	(any_fn)hev2_errmsg,       (any_fn)hev2_release,     (any_fn)hev2_job_register,
 	(any_fn)hev2_job_trigger,  (any_fn)hev2_run_jobs,    (any_fn)hev2_jobs_fd,
+	(any_fn)hev2_last_error,   (any_fn)hev2_last_errno,
 };
 
 int main(void)

@@ -176,88 +176,109 @@ static int job_trigger_zero(void) { return hev2_job_trigger(0); }
 static int job_trigger_out_of_range(void) { return hev2_job_trigger(HEV2_MAX_JOBS + 1); }
 static int job_trigger_unregistered(void) { return hev2_job_trigger(HEV2_MAX_JOBS); }
 
+/* text: what hev2_last_error() must contain after the row ("function:
+ * detail"); NULL for a row that succeeds, which must leave it unchanged. */
 static const struct row {
 	const char *name;
 	int (*fn)(void);
 	int want;
+	const char *text;
 } rows[] = {
-#define R(name, want) {#name, name, want}
-	R(host_null, HEV2_EHOST),
-	R(host_empty, HEV2_EHOST),
-	R(host_254, HEV2_EHOST),
-	R(host_10000, HEV2_EHOST),
-	R(host_brackets_only, HEV2_EHOST),
-	R(host_nul_inside, HEV2_EHOST),
-	R(host_len_zero, HEV2_EHOST),
-	R(host_len_null, HEV2_EHOST),
-	R(port_null, HEV2_EPORT),
-	R(port_empty, HEV2_EPORT),
-	R(port_zero, HEV2_EPORT),
-	R(port_65536, HEV2_EPORT),
-	R(port_negative, HEV2_EPORT),
-	R(port_unknown_service, HEV2_EPORT),
-	R(port_trailing_junk, HEV2_EPORT),
-	R(port_huge_number, HEV2_EPORT),
-	R(out_null, HEV2_EINVAL),
-	R(size_zero, HEV2_EOPTIONS),
-	R(size_one_short, HEV2_EOPTIONS),
-	R(size_garbage, HEV2_EOPTIONS),
-	R(resolv_timeout_negative, HEV2_EOPTIONS),
-	R(connect_timeout_over_a_day, HEV2_EOPTIONS),
-	R(open_timeout_int_min, HEV2_EOPTIONS),
-	R(open_with_connect_timeout, HEV2_EOPTIONS),
-	R(resolution_delay_negative, HEV2_EOPTIONS),
-	R(attempt_delay_int_max, HEV2_EOPTIONS),
-	R(keepalive_negative, HEV2_EOPTIONS),
-	R(first_count_negative, HEV2_EOPTIONS),
-	R(first_count_65, HEV2_EOPTIONS),
-	R(family_unknown, HEV2_EOPTIONS),
-	R(fast_fallback_2, HEV2_EOPTIONS),
-	R(nodelay_negative, HEV2_EOPTIONS),
-	R(blocking_7, HEV2_EOPTIONS),
-	R(record_events_3, HEV2_EOPTIONS),
-	R(local_not_ip, HEV2_EOPTIONS),
-	R(local_port_70000, HEV2_EOPTIONS),
-	R(local_port_negative, HEV2_EOPTIONS),
-	R(local_v6_family_4, HEV2_EOPTIONS),
-	R(resolver_unknown, HEV2_EOPTIONS),
-	R(nameserver_malformed, HEV2_EOPTIONS),
-	R(nameserver_port_zero, HEV2_EOPTIONS),
-	R(nameserver_with_system, HEV2_EOPTIONS),
-	R(static_no_colon, HEV2_EOPTIONS),
-	R(static_bad_addr, HEV2_EOPTIONS),
-	R(static_empty, HEV2_EOPTIONS),
-	R(static_empty_list, HEV2_EOPTIONS),
-	R(job_out_of_range, HEV2_EOPTIONS),
-	R(job_unregistered, HEV2_EOPTIONS),
-	R(wait_handle_zero, HEV2_EHANDLE),
-	R(wait_never_issued, HEV2_EHANDLE),
-	R(wait_timeout_minus_2, HEV2_EINVAL),
-	R(wait_timeout_huge, HEV2_EINVAL),
-	R(fd_handle_zero, HEV2_EHANDLE),
-	R(cancel_never_issued, HEV2_EHANDLE),
-	R(release_never_issued, HEV2_EHANDLE),
-	R(release_zero_is_ok, HEV2_OK),
-	R(result_null, HEV2_EINVAL),
-	R(result_size_zero, HEV2_EINVAL),
-	R(result_size_garbage, HEV2_EINVAL),
-	R(result_never_issued, HEV2_EHANDLE),
-	R(attempt_null, HEV2_EINVAL),
-	R(event_size_small, HEV2_EINVAL),
-	R(stats_null, HEV2_EINVAL),
-	R(stats_size_small, HEV2_EINVAL),
-	R(options_init_null, HEV2_EINVAL),
-	R(max_handles_zero, HEV2_EINVAL),
-	R(max_handles_negative, HEV2_EINVAL),
-	R(max_handles_absurd, HEV2_EINVAL),
-	R(job_register_null_fn, HEV2_EINVAL),
-	R(job_register_null_out, HEV2_EINVAL),
-	R(job_register_bad_flags, HEV2_EINVAL),
-	R(job_trigger_zero, HEV2_EINVAL),
-	R(job_trigger_out_of_range, HEV2_EINVAL),
-	R(job_trigger_unregistered, HEV2_EINVAL),
+#define R(name, want, text) {#name, name, want, text}
+	R(host_null, HEV2_EHOST, "hev2_connect: host is NULL"),
+	R(host_empty, HEV2_EHOST, "hev2_connect: host must have 1 to 253 characters"),
+	R(host_254, HEV2_EHOST, "hev2_connect: host must have 1 to 253 characters"),
+	R(host_10000, HEV2_EHOST, "hev2_connect: host longer than 253 characters"),
+	R(host_brackets_only, HEV2_EHOST, "hev2_connect: host must have 1 to 253 characters"),
+	R(host_nul_inside, HEV2_EHOST, "hev2_connect_len: host contains a NUL byte"),
+	R(host_len_zero, HEV2_EHOST, "hev2_connect_len: host must have 1 to 253 characters"),
+	R(host_len_null, HEV2_EHOST, "hev2_connect_len: host is NULL"),
+	R(port_null, HEV2_EPORT, "hev2_connect: port is NULL"),
+	R(port_empty, HEV2_EPORT, "hev2_connect: empty port"),
+	R(port_zero, HEV2_EPORT, "hev2_connect: port 0 cannot be connected to"),
+	R(port_65536, HEV2_EPORT, "hev2_connect: unknown port \"65536\""),
+	R(port_negative, HEV2_EPORT, "hev2_connect: unknown port \"-1\""),
+	R(port_unknown_service, HEV2_EPORT, "hev2_connect: unknown port \"no-such-service-hev2\""),
+	R(port_trailing_junk, HEV2_EPORT, "hev2_connect: unknown port \"80x\""),
+	R(port_huge_number, HEV2_EPORT, "hev2_connect: unknown port \"99999999999999999999\""),
+	R(out_null, HEV2_EINVAL, "hev2_connect: out is NULL"),
+	R(size_zero, HEV2_EOPTIONS, "hev2_connect: options size 0 out of range"),
+	R(size_one_short, HEV2_EOPTIONS, "hev2_connect: options size "),
+	R(size_garbage, HEV2_EOPTIONS, "hev2_connect: options size 1099511627776 out of range"),
+	R(resolv_timeout_negative, HEV2_EOPTIONS, "hev2_connect: resolv_timeout_ms -1 ms out of range"),
+	R(connect_timeout_over_a_day, HEV2_EOPTIONS, "hev2_connect: connect_timeout_ms 86400001 ms out of range"),
+	R(open_timeout_int_min, HEV2_EOPTIONS, "hev2_connect: open_timeout_ms -2147483648 ms out of range"),
+	R(open_with_connect_timeout, HEV2_EOPTIONS, "hev2_connect: invalid options: "),
+	R(resolution_delay_negative, HEV2_EOPTIONS, "hev2_connect: resolution_delay_ms -5 ms out of range"),
+	R(attempt_delay_int_max, HEV2_EOPTIONS, "hev2_connect: connection_attempt_delay_ms 2147483647 ms out of range"),
+	R(keepalive_negative, HEV2_EOPTIONS, "hev2_connect: keepalive_ms -1 ms out of range"),
+	R(first_count_negative, HEV2_EOPTIONS, "hev2_connect: first_address_family_count -1 out of range"),
+	R(first_count_65, HEV2_EOPTIONS, "hev2_connect: first_address_family_count 65 out of range"),
+	R(family_unknown, HEV2_EOPTIONS, "hev2_connect: family 99 is not AF_UNSPEC"),
+	R(fast_fallback_2, HEV2_EOPTIONS, "hev2_connect: fast_fallback must be 0 or 1, not 2"),
+	R(nodelay_negative, HEV2_EOPTIONS, "hev2_connect: nodelay must be 0 or 1, not -1"),
+	R(blocking_7, HEV2_EOPTIONS, "hev2_connect: blocking must be 0 or 1, not 7"),
+	R(record_events_3, HEV2_EOPTIONS, "hev2_connect: record_events must be 0 or 1, not 3"),
+	R(local_not_ip, HEV2_EOPTIONS, "hev2_connect: local_host \"not-an-ip\" is not an IP address"),
+	R(local_port_70000, HEV2_EOPTIONS, "hev2_connect: local_port 70000 out of range"),
+	R(local_port_negative, HEV2_EOPTIONS, "hev2_connect: local_port -1 out of range"),
+	R(local_v6_family_4, HEV2_EOPTIONS, "hev2_connect: invalid options: "),
+	R(resolver_unknown, HEV2_EOPTIONS, "hev2_connect: resolver 9 is not"),
+	R(nameserver_malformed, HEV2_EOPTIONS, "hev2_connect: nameserver \"not-a-server\" is not"),
+	R(nameserver_port_zero, HEV2_EOPTIONS, "hev2_connect: nameserver \"127.0.0.1:0\" is not"),
+	R(nameserver_with_system, HEV2_EOPTIONS, "hev2_connect: nameservers need the built-in resolver"),
+	R(static_no_colon, HEV2_EOPTIONS, "hev2_connect: static_hosts entry \"name.test\" is not NAME:ADDR"),
+	R(static_bad_addr, HEV2_EOPTIONS, "\"999.1.1.1\" is not an IP address"),
+	R(static_empty, HEV2_EOPTIONS, "hev2_connect: static_hosts \"\" has no entry"),
+	R(static_empty_list, HEV2_EOPTIONS, "hev2_connect: static_hosts entry \"name.test:\" is not"),
+	R(job_out_of_range, HEV2_EOPTIONS, "hev2_connect: job 257 is not a registered job"),
+	R(job_unregistered, HEV2_EOPTIONS, "hev2_connect: job 256 is not a registered job"),
+	R(wait_handle_zero, HEV2_EHANDLE, "hev2_wait: handle 0 is never valid"),
+	R(wait_never_issued, HEV2_EHANDLE, "hev2_wait: handle 244837814094590 unknown (never issued, or released)"),
+	R(wait_timeout_minus_2, HEV2_EINVAL, "hev2_wait: timeout_ms -2 out of range"),
+	R(wait_timeout_huge, HEV2_EINVAL, "hev2_wait: timeout_ms 2147483647 out of range"),
+	R(fd_handle_zero, HEV2_EHANDLE, "hev2_fd: handle 0 is never valid"),
+	R(cancel_never_issued, HEV2_EHANDLE, "hev2_cancel: handle 18446744073709551615 unknown"),
+	R(release_never_issued, HEV2_EHANDLE, "hev2_release: handle 777777777 unknown"),
+	R(release_zero_is_ok, HEV2_OK, NULL),
+	R(result_null, HEV2_EINVAL, "hev2_result: r is NULL"),
+	R(result_size_zero, HEV2_EINVAL, "hev2_result: r->size 0 out of range"),
+	R(result_size_garbage, HEV2_EINVAL, "hev2_result: r->size 18446744073709551615 out of range"),
+	R(result_never_issued, HEV2_EHANDLE, "hev2_result: handle 424242424242 unknown"),
+	R(attempt_null, HEV2_EINVAL, "hev2_get_attempt: a is NULL"),
+	R(event_size_small, HEV2_EINVAL, "hev2_get_event: e->size "),
+	R(stats_null, HEV2_EINVAL, "hev2_stats: s is NULL"),
+	R(stats_size_small, HEV2_EINVAL, "hev2_stats: s->size 4 out of range"),
+	R(options_init_null, HEV2_EINVAL, "hev2_options_init: o is NULL"),
+	R(max_handles_zero, HEV2_EINVAL, "hev2_set_max_handles: max 0 out of range"),
+	R(max_handles_negative, HEV2_EINVAL, "hev2_set_max_handles: max -5 out of range"),
+	R(max_handles_absurd, HEV2_EINVAL, "hev2_set_max_handles: max 2000000 out of range"),
+	R(job_register_null_fn, HEV2_EINVAL, "hev2_job_register: fn is NULL"),
+	R(job_register_null_out, HEV2_EINVAL, "hev2_job_register: out is NULL"),
+	R(job_register_bad_flags, HEV2_EINVAL, "hev2_job_register: unknown flags 0x80"),
+	R(job_trigger_zero, HEV2_EINVAL, "hev2_job_trigger: job id out of range"),
+	R(job_trigger_out_of_range, HEV2_EINVAL, "hev2_job_trigger: job id out of range"),
+	R(job_trigger_unregistered, HEV2_EINVAL, "hev2_job_trigger: job id not registered"),
 #undef R
 };
+
+#define MARKER_TEXT "hev2_set_max_handles: max -12345 out of range [1, 1000000]"
+
+/* check_last_error: after a refused call, the thread's last error names the
+ * function and the detail (never the marker left before, never just the
+ * status's generic text), with no errno; after a success, it is unchanged. */
+static void check_last_error(const struct row *r)
+{
+	const char *got = hev2_last_error();
+	const char *want = r->text ? r->text : MARKER_TEXT;
+	check_count++;
+	if (!got || !strstr(got, want) || (r->text && strcmp(got, MARKER_TEXT) == 0)) {
+		check_failures++;
+		fprintf(stderr, "bad input %-28s last error \"%s\", want it to contain \"%s\"\n",
+		        r->name, got ? got : "(NULL)", want);
+	}
+	CHECK_INT(hev2_last_errno(), 0);
+}
 
 /* Every handle function on a released (stale) handle: HEV2_EHANDLE. */
 static void test_stale_handle(void)
@@ -278,6 +299,8 @@ static void test_stale_handle(void)
 	CHECK_RC(hev2_get_event(c, 0, &e), HEV2_EHANDLE);
 	CHECK_RC(hev2_release(c), HEV2_EHANDLE);
 	CHECK(strcmp(hev2_errmsg(c), hev2_strerror(HEV2_EHANDLE)) == 0);
+	CHECK(strstr(hev2_last_error(), "hev2_release: handle ") == hev2_last_error());
+	CHECK(strstr(hev2_last_error(), "unknown (never issued, or released)") != NULL);
 	/* A newer handle is never reached through the old id. */
 	hev2_conn d;
 	CHECK_RC(hev2_connect("127.0.0.1", port, NULL, &d), HEV2_OK);
@@ -300,6 +323,9 @@ int main(void)
 	CHECK_RC(hev2_stats(&s0), HEV2_OK);
 	int n = (int)(sizeof rows / sizeof *rows);
 	for (int i = 0; i < n; i++) {
+		/* A known failure first, so that each row's text is its own. */
+		CHECK_RC(hev2_set_max_handles(-12345), HEV2_EINVAL);
+		CHECK(strcmp(hev2_last_error(), MARKER_TEXT) == 0);
 		int got = rows[i].fn();
 		check_count++;
 		if (got != rows[i].want) {
@@ -307,6 +333,7 @@ int main(void)
 			fprintf(stderr, "bad input %-28s -> %d (%s), want %d (%s)\n", rows[i].name, got,
 			        hev2_strerror(got), rows[i].want, hev2_strerror(rows[i].want));
 		}
+		check_last_error(&rows[i]);
 	}
 	printf("bad-input table: %d rows\n", n);
 	CHECK(n >= 30);

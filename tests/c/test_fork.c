@@ -43,6 +43,10 @@ static int child_checks(void)
 	bad += hev2_get_event(1, 0, &e) != HEV2_EFORKED;
 	bad += hev2_stats(&s) != HEV2_EFORKED;
 	bad += hev2_set_max_handles(10) != HEV2_EFORKED;
+	/* The last error says so too, set in C (Go is never entered). */
+	bad += strncmp(hev2_last_error(), "hev2_set_max_handles: called in a fork() child",
+	               strlen("hev2_set_max_handles: called in a fork() child")) != 0;
+	bad += hev2_last_errno() != 0;
 	bad += strcmp(hev2_errmsg(1), hev2_strerror(HEV2_EFORKED)) != 0;
 	/* pure C keeps working */
 	hev2_options o;

@@ -246,5 +246,36 @@ def test_first_connect_with_no_fd_free_raises_instead_of_aborting(tmp_path, monk
     monkeypatch.setenv("HEV2_TEST_FREE_FDS", str(free))
     r = run_json(tmp_path, FIRST_CONNECT_WITHOUT_FDS_CHILD)
     # An exception, not an abort: with no fd at all the library cannot even
-    # be loaded (LibraryError); with one or two, the library refuses.
+    # be loaded (LibraryError); with one or two, the library refuses, and
+    # the OSError carries the real cause (EMFILE), not a stale errno.
     assert not r.get("ok") and r["type"] in ("LibraryError", "OSError"), r
+    if r["type"] == "OSError":
+        assert r["errno"] == errno.EMFILE, r
+        assert "hev2_connect_len: cannot make the library's permanent fds" in r["message"], r
+        assert "Too many open files" in r["message"], r
+
+
+def test_last_error_is_the_calling_threads_detail():
+    import ctypes
+    import threading
+
+    from hev2 import _abi
+
+    lib = _abi.api()
+    assert lib.hev2_wait(0, 0) == _abi.EHANDLE
+    assert _abi.last_error() == ("hev2_wait: handle 0 is never valid", 0)
+    seen = []
+
+    def other() -> None:
+        seen.append(lib.hev2_set_max_handles(0))
+        seen.append(_abi.last_error())
+
+    t = threading.Thread(target=other)
+    t.start()
+    t.join()
+    assert seen == [_abi.EINVAL, ("hev2_set_max_handles: max 0 out of range [1, 1000000]", 0)]
+    assert _abi.last_error() == ("hev2_wait: handle 0 is never valid", 0)  # this thread's, untouched
+    s = _abi.StatsInfo()
+    s.size = ctypes.sizeof(s)
+    assert lib.hev2_stats(ctypes.byref(s)) == _abi.OK
+    assert _abi.last_error()[0] == "hev2_wait: handle 0 is never valid"  # success leaves it as it was

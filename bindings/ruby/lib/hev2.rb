@@ -54,7 +54,7 @@ module Hev2
       raise TypeError, "max_handles must be an Integer" unless max.is_a?(Integer)
 
       rc = Native::F[:hev2_set_max_handles].call(max)
-      raise ArgumentError, "max_handles #{max}: #{Native.strerror(rc)}" unless rc == Native::OK
+      raise ArgumentError, "max_handles #{max}: #{Native.last_error[0]}" unless rc == Native::OK
     end
 
     # The libhev2 in use: its path and version number.

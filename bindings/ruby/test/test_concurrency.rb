@@ -127,8 +127,11 @@ class TestConcurrency < Minitest::Test
       assert eventually { Hev2.stats[:handles_running] == 1 }
       e = assert_raises(Hev2::Error) { Hev2.tcp("127.0.0.1", port) }
       assert_equal Hev2::Native::ECAPACITY, e.status
+      # the library's own account of the refusal (hev2_last_error)
+      assert_includes e.message, "hev2_connect_len: over capacity: 1 handles running"
       assert_raises(Errno::ETIMEDOUT) { pending.value }
-      assert_raises(ArgumentError) { Hev2.max_handles = 0 }
+      e = assert_raises(ArgumentError) { Hev2.max_handles = 0 }
+      assert_includes e.message, "hev2_set_max_handles: max 0 out of range [1, 1000000]"
     ensure
       Hev2.max_handles = 4096
     end

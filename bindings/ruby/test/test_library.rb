@@ -42,6 +42,36 @@ class TestLibrary < Minitest::Test
   end
 
   # A library of another major version is refused, naming both versions.
+  # With two fds free when the library loads, its set-up (Go's runtime
+  # poller, the epoll fd) cannot be made; the first connect tries again and
+  # must raise the real cause, Errno::EMFILE, with the library's detail, not
+  # whatever errno happened to be left over.
+  NO_FDS = <<~RUBY
+    Process.setrlimit(:NOFILE, 64, 64)
+    held = []
+    begin
+      loop { held << File.open(File::NULL) }
+    rescue Errno::EMFILE
+    end
+    held.pop(2).each(&:close)
+    begin
+      require "hev2"
+      Hev2.tcp("127.0.0.1", 9)
+      print "connected?"
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      print "\#{e.class}|\#{e.message}"
+    end
+  RUBY
+
+  def test_first_connect_with_no_fd_free_raises_the_real_errno
+    out = IO.popen({ "HEV2_LIBRARY" => ENV.fetch("HEV2_LIBRARY") },
+                   [RbConfig.ruby, "-I#{LIB}", "-e", NO_FDS], err: %i[child out], &:read)
+    klass, message = out.split("|", 2)
+    assert_equal "Errno::EMFILE", klass, out
+    assert_includes message, "hev2_connect_len: cannot make the library's permanent fds"
+    assert_includes message, "Too many open files"
+  end
+
   def test_a_library_of_another_version_is_refused
     Dir.mktmpdir do |dir|
       src = File.join(dir, "fake.c")

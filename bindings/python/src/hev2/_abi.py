@@ -26,8 +26,9 @@ from ctypes import (
 
 from ._lib import LibraryError, library
 
-# The header version this file mirrors (HEV2_VERSION_NUM).
-HEADER_VERSION = 10000
+# The header version this file mirrors (HEV2_VERSION_NUM): 1.1 added
+# hev2_last_error/hev2_last_errno, which the error messages use.
+HEADER_VERSION = 10100
 
 OK = 0
 EINVAL = -1
@@ -195,6 +196,9 @@ PROTOTYPES = {
     "hev2_job_trigger": (c_int, [hev2_job]),
     "hev2_run_jobs": (c_int, []),
     "hev2_jobs_fd": (c_int, []),
+    # 1.1
+    "hev2_last_error": (c_char_p, []),
+    "hev2_last_errno": (c_int, []),
 }
 
 
@@ -222,6 +226,9 @@ def api() -> ctypes.CDLL:
         with _lock:
             if _api is None:
                 lib, path = library()
+                # The version first: an older library lacks the newer
+                # functions, and its version says more than a missing symbol.
+                check_version(lib.hev2_version(), path)
                 for name, (restype, argtypes) in PROTOTYPES.items():
                     try:
                         fn = getattr(lib, name)
@@ -229,7 +236,6 @@ def api() -> ctypes.CDLL:
                         raise LibraryError(f"{path} does not export {name}: not a libhev2 of this ABI") from None
                     fn.restype = restype
                     fn.argtypes = argtypes
-                check_version(lib.hev2_version(), path)
                 _api = lib
     return _api
 
@@ -237,3 +243,13 @@ def api() -> ctypes.CDLL:
 def strerror(status: int) -> str:
     text: bytes | None = api().hev2_strerror(status)
     return text.decode("utf-8", "replace") if text else f"hev2 status {status}"
+
+
+def last_error() -> tuple[str, int]:
+    """The calling thread's last failure: the library's one line naming the
+    function and the detail, and the errno behind a HEV2_ESYSTEM (else 0).
+    Read it right after the failed call, on the same thread (ctypes calls
+    the library on the calling thread)."""
+    lib = api()
+    text: bytes | None = lib.hev2_last_error()
+    return (text.decode("utf-8", "replace") if text else ""), int(lib.hev2_last_errno())

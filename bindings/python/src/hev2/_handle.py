@@ -87,10 +87,15 @@ def fill_options(req: ConnectRequest) -> _abi.Options:
 
 def check(status: int, context: str = "") -> int:
     """Raises the Python exception for a failed call (not a failed connection).
-    context: what the caller knows that the status code cannot say."""
+    It must run right after that call, on the same thread: the message is
+    the library's last error (function and detail), and HEV2_ESYSTEM's errno
+    comes from it too (ctypes' saved errno may be stale: a Go export does not
+    leave one behind). context: what the caller knows that the library's
+    text cannot say."""
     if status >= 0:
         return status
-    text = _abi.strerror(status) + (f" ({context})" if context else "")
+    detail, sys_errno = _abi.last_error()
+    text = (detail or _abi.strerror(status)) + (f" ({context})" if context else "")
     if status == _abi.EFORKED:
         raise ForkedError(
             f"hev2: {text} (pid {os.getpid()}, forked after libhev2 was loaded; its Go runtime does not "
@@ -98,8 +103,8 @@ def check(status: int, context: str = "") -> int:
             "multiprocessing start method."
         )
     if status == _abi.ESYSTEM:
-        code = ctypes.get_errno() or errno_mod.EIO
-        raise OSError(code, f"hev2: {text}: {os.strerror(code)}")
+        code = sys_errno or errno_mod.EIO
+        raise OSError(code, f"hev2: {text}" if detail else f"hev2: {text}: {os.strerror(code)}")
     if status == _abi.ECAPACITY:
         raise CapacityError(errno_mod.EAGAIN, f"hev2: {text}")
     if status in (_abi.EINVAL, _abi.EHOST, _abi.EPORT, _abi.EOPTIONS):

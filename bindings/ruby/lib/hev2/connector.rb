@@ -175,16 +175,21 @@ module Hev2
     end
 
     # An error from a call (not from the race) as the exception Ruby users
-    # expect for it.
+    # expect for it. It must be built right after the failed call, on the
+    # same thread: the message is the library's last error (function and
+    # detail), and HEV2_ESYSTEM's errno comes from it (Fiddle.last_error may
+    # be stale: a Go export leaves no errno behind).
     def call_error(rc, host, port)
-      text = "#{N.strerror(rc)} (#{Errors.target(host, port)})"
+      detail, sys_errno = N.last_error
+      detail = N.strerror(rc) if detail.empty?
+      text = "#{detail} (#{Errors.target(host, port)})"
       case rc
       when N::EHOST, N::EPORT, N::EOPTIONS, N::EINVAL then ArgumentError.new("hev2: #{text}")
       when N::EFORKED
         ForkedError.new("hev2: libhev2 was loaded before fork(); it cannot run in the child " \
                         "(#{Process.pid}). Load it after forking (e.g. in on_worker_boot) " \
                         "or use fork+exec. #{text}", rc)
-      when N::ESYSTEM then SystemCallError.new("hev2: #{text}", Fiddle.last_error)
+      when N::ESYSTEM then SystemCallError.new("hev2: #{text}", sys_errno.zero? ? Errno::EIO::Errno : sys_errno)
       else Error.new("hev2: #{text}", rc)
       end
     end

@@ -13,8 +13,9 @@ module Hev2
   # declared uintptr_t and given as Integer addresses of scratch buffers (see
   # Scratch): Fiddle then allocates no Ruby object per call.
   module Native
-    # The header version this gem was written for (HEV2_VERSION_NUM).
-    WRITTEN_FOR = 10_000
+    # The header version this gem was written for (HEV2_VERSION_NUM): 1.1
+    # added hev2_last_error/hev2_last_errno, which the error messages use.
+    WRITTEN_FOR = 10_100
 
     OK        = 0
     EINVAL    = -1
@@ -60,6 +61,8 @@ module Hev2
       hev2_event_name: [[I], U],
       hev2_errmsg: [[U], U],
       hev2_release: [[U], I],
+      hev2_last_error: [[], U],
+      hev2_last_errno: [[], I],
     }.freeze
 
     handle, PATH = Library.open
@@ -99,6 +102,14 @@ module Hev2
     # once; Fiddle calls it on this same thread).
     def errmsg(conn)
       c_string(F[:hev2_errmsg].call(conn))
+    end
+
+    # The calling thread's last failure: [the library's line naming the
+    # function and the detail, the errno behind a HEV2_ESYSTEM or 0]. Read
+    # it right after the failed call: Fiddle calls the library on this
+    # native thread, and nothing else of hev2 may run on it in between.
+    def last_error
+      [c_string(F[:hev2_last_error].call), F[:hev2_last_errno].call]
     end
   end
 end
