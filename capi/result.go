@@ -172,6 +172,8 @@ func hev2go_get_event(id C.hev2_conn, i C.int, e *C.hev2_event_info) (rc C.int) 
 		if e.family == 0 {
 			e.family = familyOf(ev.Addr.Addr())
 		}
+	case core.TraceResolutionDelay, core.TraceAttemptDelay:
+		detail = fmt.Sprintf("until %.3f ms", ms(ev.Until))
 	case core.TraceLookupAnswered:
 		parts := make([]string, len(ev.Addrs))
 		for k, a := range ev.Addrs {

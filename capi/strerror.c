@@ -40,6 +40,7 @@ const char *hev2_event_name(int kind)
 	case HEV2_EV_TIMEOUT: return "timeout";
 	case HEV2_EV_CANCELED: return "canceled";
 	case HEV2_EV_DONE: return "done";
+	case HEV2_EV_ATTEMPT_DELAY: return "attempt-delay";
 	}
 	return "unknown";
 }

@@ -35,6 +35,7 @@ type Machine struct {
 	connectArmed bool // every address has been tried: connectAt bounds the wait
 	connectAt    time.Duration
 	timerAt      time.Duration // last armed timer, noTimer if none
+	delayTraced  time.Duration // the attempt delay last reported to the trace
 
 	done           bool
 	expired        TimeoutKind
@@ -159,7 +160,7 @@ func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, er
 		// RFC 8305 §3: A answered first; give AAAA a moment.
 		m.rdActive = true
 		m.rdUntil = now + m.cfg.ResolutionDelay
-		m.trace(now, TraceEvent{Kind: TraceResolutionDelay})
+		m.trace(now, TraceEvent{Kind: TraceResolutionDelay, Until: m.rdUntil - m.start})
 	}
 }
 
@@ -370,7 +371,12 @@ func (m *Machine) armTimer(now time.Duration) {
 		consider(m.rdUntil)
 	}
 	if !m.cfg.Serial && !m.rdActive && m.untried > 0 && m.inflight > 0 {
-		consider(m.lastStart + m.cfg.ConnectionAttemptDelay)
+		at := m.lastStart + m.cfg.ConnectionAttemptDelay
+		consider(at)
+		if at != m.delayTraced {
+			m.delayTraced = at
+			m.trace(now, TraceEvent{Kind: TraceAttemptDelay, Until: at - m.start})
+		}
 	}
 	if m.connectArmed && !m.cfg.Serial && m.untried == 0 && m.inflight > 0 {
 		consider(m.connectAt)

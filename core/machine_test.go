@@ -209,20 +209,23 @@ func TestTraceRecordsEveryStep(t *testing.T) {
 	h.step(30, answered(IPv6, v6a))
 	h.step(40, connected(0))
 	want := []struct {
-		kind TraceKind
-		at   int
+		kind      TraceKind
+		at, until int
 	}{
-		{TraceLookupStarted, 0}, {TraceLookupStarted, 0},
-		{TraceLookupAnswered, 0}, {TraceResolutionDelay, 0},
-		{TraceLookupAnswered, 30}, {TraceAttemptStarted, 30},
-		{TraceAttemptWon, 40}, {TraceDone, 40},
+		{TraceLookupStarted, 0, 0}, {TraceLookupStarted, 0, 0},
+		{TraceLookupAnswered, 0, 0}, {TraceResolutionDelay, 0, 50},
+		{TraceLookupAnswered, 30, 0}, {TraceAttemptStarted, 30, 0},
+		{TraceAttemptDelay, 30, 280},
+		{TraceAttemptWon, 40, 0}, {TraceDone, 40, 0},
 	}
 	if len(h.trace) != len(want) {
 		t.Fatalf("trace %+v", h.trace)
 	}
 	for i, w := range want {
-		if h.trace[i].Kind != w.kind || h.trace[i].At != ms(w.at) {
-			t.Fatalf("trace[%d] = %v at %v, want %v at %v", i, h.trace[i].Kind, h.trace[i].At, w.kind, ms(w.at))
+		got := h.trace[i]
+		if got.Kind != w.kind || got.At != ms(w.at) || got.Until != ms(w.until) {
+			t.Fatalf("trace[%d] = %v at %v until %v, want %v at %v until %v",
+				i, got.Kind, got.At, got.Until, w.kind, ms(w.at), ms(w.until))
 		}
 	}
 }

@@ -13,7 +13,7 @@ const (
 	TraceLookupAnswered                       // Family, Addrs
 	TraceLookupFailed                         // Family, Err
 	TraceLookupCanceled                       // Family (the race no longer needs it)
-	TraceResolutionDelay                      // A answered first: waiting for AAAA until At+delay
+	TraceResolutionDelay                      // A answered first: waiting for AAAA until Until
 	TraceAttemptStarted                       // Attempt, Addr
 	TraceAttemptFailed                        // Attempt, Addr, Err
 	TraceAttemptWon                           // Attempt, Addr
@@ -21,6 +21,8 @@ const (
 	TraceTimeout                              // Timeout
 	TraceCanceled                             // Err (the caller's cancellation)
 	TraceDone                                 // Err (nil on success)
+	// Numbered after the first twelve, which the C ABI's HEV2_EV_* mirror.
+	TraceAttemptDelay // the next attempt is due at Until, unless one fails first
 )
 
 var traceNames = [...]string{
@@ -36,6 +38,7 @@ var traceNames = [...]string{
 	TraceTimeout:         "timeout",
 	TraceCanceled:        "canceled",
 	TraceDone:            "done",
+	TraceAttemptDelay:    "attempt-delay",
 }
 
 func (k TraceKind) String() string {
@@ -55,5 +58,8 @@ type TraceEvent struct {
 	Attempt int
 	Addr    netip.AddrPort
 	Timeout TimeoutKind
-	Err     error
+	// Until is when a delay ends (resolution-delay, attempt-delay), on
+	// the same clock as At.
+	Until time.Duration
+	Err   error
 }

@@ -164,6 +164,11 @@ static void print_timeline(FILE *f, hev2_conn c, const hev2_result_info *r)
 		case HEV2_EV_TIMEOUT:
 			fprintf(f, " %s", timeout_name(e.timeout));
 			break;
+		case HEV2_EV_RESOLUTION_DELAY:
+		case HEV2_EV_ATTEMPT_DELAY:
+			fprintf(f, " %s", e.detail); /* "until N ms" */
+			e.detail[0] = '\0';
+			break;
 		}
 		if (e.error)
 			fprintf(f, " (%s)", errno_name(e.error));

@@ -250,7 +250,8 @@ extern "C" {
 #define HEV2_EV_LOOKUP_ANSWERED  2  /* .family, .detail lists the addresses */
 #define HEV2_EV_LOOKUP_FAILED    3  /* .family, .eai, .error */
 #define HEV2_EV_LOOKUP_CANCELED  4  /* .family: no longer needed */
-#define HEV2_EV_RESOLUTION_DELAY 5  /* A answered first: waiting for AAAA */
+#define HEV2_EV_RESOLUTION_DELAY 5  /* A answered first: waiting for AAAA;
+                                        .detail "until 50.000 ms" */
 #define HEV2_EV_ATTEMPT_STARTED  6  /* .attempt, .address, .port */
 #define HEV2_EV_ATTEMPT_FAILED   7  /* .attempt, .address, .port, .error */
 #define HEV2_EV_ATTEMPT_WON      8  /* .attempt, .address, .port */
@@ -258,6 +259,9 @@ extern "C" {
 #define HEV2_EV_TIMEOUT          10 /* .timeout */
 #define HEV2_EV_CANCELED         11
 #define HEV2_EV_DONE             12 /* .error / .eai: the outcome */
+#define HEV2_EV_ATTEMPT_DELAY    13 /* the next attempt is due at .detail
+                                        ("until 250.000 ms"), unless an
+                                        attempt fails first (since 1.1) */
 
 /* hev2_job_register flags */
 #define HEV2_JOB_DIRECT 1u /* call the job on the triggering thread (a

@@ -51,6 +51,9 @@ func printEvent(ev core.TraceEvent) {
 	if len(ev.Addrs) > 0 {
 		line += fmt.Sprint(" ", ev.Addrs)
 	}
+	if ev.Until > 0 {
+		line += fmt.Sprintf(" until %.2f ms", ms(ev.Until))
+	}
 	if ev.Err != nil {
 		line += " (" + ev.Err.Error() + ")"
 	}

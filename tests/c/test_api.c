@@ -80,6 +80,7 @@ static void test_pure_c(void)
 	CHECK(strcmp(hev2_event_name(HEV2_EV_ATTEMPT_WON), "attempt-won") == 0);
 	CHECK(strcmp(hev2_event_name(HEV2_EV_LOOKUP_STARTED), "lookup-started") == 0);
 	CHECK(strcmp(hev2_event_name(HEV2_EV_DONE), "done") == 0);
+	CHECK(strcmp(hev2_event_name(HEV2_EV_ATTEMPT_DELAY), "attempt-delay") == 0);
 	CHECK(strcmp(hev2_event_name(0), "unknown") == 0);
 	CHECK(strcmp(hev2_event_name(99), "unknown") == 0);
 
@@ -299,19 +300,24 @@ static void test_static_fallback(void)
 	CHECK(a1.start_ms >= 35);
 	/* the events tell the same story, in order */
 	int kinds[16], n = r.n_events < 16 ? r.n_events : 16;
-	double started1 = -1;
+	double started1 = -1, delay_until = -1;
 	for (int i = 0; i < n; i++) {
 		hev2_event_info e = {.size = sizeof e};
 		CHECK_RC(hev2_get_event(c, i, &e), HEV2_OK);
 		kinds[i] = e.kind;
 		if (e.kind == HEV2_EV_ATTEMPT_STARTED && e.attempt == 1)
 			started1 = e.at_ms;
+		if (e.kind == HEV2_EV_ATTEMPT_DELAY && delay_until < 0)
+			CHECK(sscanf(e.detail, "until %lf ms", &delay_until) == 1);
 		if (i)
 			CHECK(e.at_ms >= 0);
 	}
 	CHECK(n >= 4);
 	CHECK_INT(kinds[0], HEV2_EV_ATTEMPT_STARTED);
 	CHECK(started1 >= 35);
+	/* the attempt delay announced when attempt 0 started is when attempt 1
+	 * started (the timer never fires early) */
+	CHECK(delay_until >= 35 && started1 >= delay_until && started1 < delay_until + 30);
 	CHECK_INT(kinds[n - 1], HEV2_EV_DONE);
 	hev2_event_info e = {.size = sizeof e};
 	CHECK_RC(hev2_get_event(c, r.n_events, &e), HEV2_EINVAL);
