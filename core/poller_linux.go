@@ -1,6 +1,7 @@
 package core
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -101,5 +102,11 @@ func (p *poller) loop() {
 				ready()
 			}
 		}
+		// Let the races just made runnable run on this P now, before this
+		// goroutine blocks in epoll_wait again and leaves them to be
+		// stolen by another thread (a futex wake-up and a hand-off each).
+		// Measured over 3000 loopback connects per process, paired runs:
+		// 0.71x the wall time and 0.77x the CPU time without it.
+		runtime.Gosched()
 	}
 }
