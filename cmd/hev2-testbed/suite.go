@@ -55,14 +55,8 @@ func cmdSuite(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	sel, err := sf.selection()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
-		return 2
-	}
-	rows := testbed.Scenarios()
-	if err := sel.Validate(rows); err != nil {
-		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
+	rows, sel, ok := sf.selectedRows()
+	if !ok {
 		return 2
 	}
 	bed, ctx, stop, code := startBed(testbed.Options{})
@@ -85,6 +79,21 @@ func cmdSuite(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// selectedRows is the scenario table with the selection the flags asked
+// for, checked against it; a bad selection is reported and ok is false.
+func (s *selectionFlags) selectedRows() (rows []testbed.Scenario, sel testbed.Selection, ok bool) {
+	sel, err := s.selection()
+	if err == nil {
+		rows = testbed.Scenarios()
+		err = sel.Validate(rows)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
+		return nil, sel, false
+	}
+	return rows, sel, true
 }
 
 func listScenarios() {
@@ -125,14 +134,8 @@ func cmdScenarios(args []string) int {
 		fs.Usage()
 		return 2
 	}
-	sel, err := sf.selection()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
-		return 2
-	}
-	rows := testbed.Scenarios()
-	if err := sel.Validate(rows); err != nil {
-		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
+	rows, sel, ok := sf.selectedRows()
+	if !ok {
 		return 2
 	}
 	bed, ctx, stop, code := startBed(testbed.Options{})
