@@ -268,11 +268,10 @@ func hev2go_init() (rc C.int) {
 	return C.HEV2_OK
 }
 
-// init runs while the library loads, before the host can have run out of
-// descriptors because of it: Go's runtime aborts the process if it must
-// create its poller when no fd is free, so the poller is made now. A
-// failure here is tried again by hev2_init and by the first connect.
-func init() { _ = core.Init() }
+// core.Init is not run while the library loads: it would run on a
+// background thread of the Go runtime, and its placeholder fds could make
+// the host's own open() fail at the same moment when the host is near its
+// fd limit. hev2_init and hev2_connect run it on the caller's thread.
 
 //export hev2go_set_max_handles
 func hev2go_set_max_handles(n C.int) (rc C.int) {

@@ -458,9 +458,9 @@ const char *hev2_strerror(int status);
 /* Starts the Go runtime now rather than on the first connect (~4 ms), and
  * records the process id for the fork check. It also makes the descriptors
  * the library keeps for the life of the process (its epoll fd, and the Go
- * runtime's own poller): the library tries that at load, and hev2_init
- * returns HEV2_ESYSTEM if it still cannot (no fd free). Optional;
- * idempotent. */
+ * runtime's own poller; hev2_connect makes them too, first thing):
+ * HEV2_ESYSTEM with errno EMFILE if no fd is free, where the Go runtime
+ * would otherwise abort the process later. Optional; idempotent. */
 int hev2_init(void);
 
 /* Sets the cap on handles running at once (1..1000000; default
