@@ -1,5 +1,15 @@
-# ruby: the hev2 gem (bindings/ruby) over libhev2.so, its tests, gem and bench.
-RUBY          ?= ruby
+# ruby: the hev2 gem (bindings/ruby) over libhev2.so, its tests, gem and bench,
+# on each Ruby of a matrix.
+#
+# RUBIES lists the ruby executables to test with: Debian's Ruby (3.1) and the
+# Ruby 3.4 that scripts/build-ruby.sh builds once from Debian's ruby3.4 source
+# package into $(HEV2_CACHE) (reused afterwards). `make test RUBIES=/usr/bin/ruby`
+# runs on a subset. Each Ruby's own `gem` command builds and installs the gem.
+HEV2_CACHE    ?= /var/cache/hev2
+export HEV2_CACHE
+RUBY_BUILD_SCRIPT := scripts/build-ruby.sh
+RUBY34        := $(shell HEV2_CACHE=$(HEV2_CACHE) $(RUBY_BUILD_SCRIPT) --print)
+RUBIES        ?= /usr/bin/ruby $(RUBY34)
 RUBY_DIR      := bindings/ruby
 RUBY_LIB      := $(abspath $(BUILD)/libhev2.so)
 RUBY_GEM_DIR  := $(BUILD)/ruby-gem
@@ -7,43 +17,67 @@ RUBY_ENV      := HEV2_LIBRARY=$(RUBY_LIB)
 
 TEST_TARGETS  += test-ruby
 BENCH_TARGETS += bench-ruby
+# Debian's Ruby and what the tests use; the 3.4 build installs its own
+# build dependencies (scripts/build-ruby.sh).
 DEB_PACKAGES  += ruby ruby-dev ruby-minitest gcc libc6-dev iproute2
 
-RUBY_CLIENT   := /usr/bin/ruby $(abspath $(RUBY_DIR)/bin/hev2-client)
+# The Ruby of the hev2-ruby column of `make scenarios`.
+SCENARIO_RUBY ?= /usr/bin/ruby
+RUBY_CLIENT   := $(SCENARIO_RUBY) $(abspath $(RUBY_DIR)/bin/hev2-client)
 # A column of `make scenarios` (the client finds build/libhev2.so itself).
 SCENARIO_CLIENTS += --client "hev2-ruby=$(RUBY_CLIENT)"
 
-.PHONY: test-ruby test-ruby-unit suite-ruby gem-ruby bench-ruby
+# Runs the recipe's loop body once per Ruby of $(RUBIES), $$r being its path;
+# stops at the first failure, naming the Ruby.
+RUBY_EACH = set -e; for r in $(RUBIES); do \
+	v=$$("$$r" -e 'print RUBY_VERSION') || { echo "$@: $$r does not run" >&2; exit 1; }; \
+	echo "== $@ on Ruby $$v ($$r)";
+
+.PHONY: test-ruby test-ruby-unit suite-ruby gem-ruby bench-ruby rubies
 
 test-ruby: test-ruby-unit suite-ruby gem-ruby
 
+# Builds the Rubies of $(RUBIES) that scripts/build-ruby.sh provides (once;
+# a cached build is only checked). Other entries must exist already.
+rubies:
+	@set -e; for r in $(RUBIES); do \
+		if [ "$$r" = "$(RUBY34)" ]; then $(RUBY_BUILD_SCRIPT) >/dev/null; \
+		elif ! [ -x "$$r" ] && ! command -v "$$r" >/dev/null; then echo "rubies: no Ruby $$r" >&2; exit 1; fi; \
+	done
+
 # The gem's minitest suite, with warnings on, against the freshly built library.
-test-ruby-unit: capi-lib
-	$(RUBY_ENV) /usr/bin/ruby -w -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test $(RUBY_DIR)/test/run.rb
+test-ruby-unit: capi-lib rubies
+	@$(RUBY_EACH) \
+		$(RUBY_ENV) "$$r" -w -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test $(RUBY_DIR)/test/run.rb; \
+	done
 
 # The shared scenario suite through the gem's client command (root only).
-suite-ruby: capi-lib testbed-tools
+suite-ruby: capi-lib testbed-tools rubies
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: suite-ruby needs root (network namespaces)"; exit 0; fi; \
-	$(RUBY_ENV) $(BUILD)/hev2-testbed suite --client "$(RUBY_CLIENT)"
+	$(RUBY_EACH) \
+		$(RUBY_ENV) $(BUILD)/hev2-testbed suite --client "$$r $(abspath $(RUBY_DIR)/bin/hev2-client)"; \
+	done
 
 # `gem build` in a staging copy that carries libhev2.so inside the gem, then
 # an install into a throwaway GEM_HOME and one connection through it with no
-# HEV2_LIBRARY set: proves the gem finds the library it ships.
-gem-ruby: capi-lib
+# HEV2_LIBRARY set: proves the gem finds the library it ships. Per Ruby, with
+# that Ruby's own gem command, in $(RUBY_GEM_DIR)/<version>.
+gem-ruby: capi-lib rubies
 	rm -rf $(RUBY_GEM_DIR) && mkdir -p $(RUBY_GEM_DIR)/src
 	cp -r $(RUBY_DIR)/hev2.gemspec $(RUBY_DIR)/README.md $(RUBY_DIR)/lib $(RUBY_DIR)/bin $(RUBY_GEM_DIR)/src/
 	rm -rf $(RUBY_GEM_DIR)/src/lib/hev2/native && mkdir -p $(RUBY_GEM_DIR)/src/lib/hev2/native
 	cp $(BUILD)/libhev2.so $(RUBY_GEM_DIR)/src/lib/hev2/native/
-	cd $(RUBY_GEM_DIR)/src && gem build --quiet hev2.gemspec -o ../hev2.gem
-	GEM_HOME=$(abspath $(RUBY_GEM_DIR))/home gem install --local --no-document --quiet $(RUBY_GEM_DIR)/hev2.gem
-	cd / && env -u HEV2_LIBRARY GEM_HOME=$(abspath $(RUBY_GEM_DIR))/home GEM_PATH=$(abspath $(RUBY_GEM_DIR))/home \
-		/usr/bin/ruby $(abspath $(RUBY_DIR))/test/gem_smoke.rb
-	@echo "gem-ruby: $(RUBY_GEM_DIR)/hev2.gem built, installed and used"
+	@$(RUBY_EACH) \
+		d=$(abspath $(RUBY_GEM_DIR))/$$v; gem="$$(dirname "$$r")/gem"; mkdir -p "$$d"; \
+		(cd $(RUBY_GEM_DIR)/src && "$$r" "$$gem" build --quiet hev2.gemspec -o "$$d/hev2.gem"); \
+		GEM_HOME="$$d/home" "$$r" "$$gem" install --local --no-document --quiet "$$d/hev2.gem"; \
+		(cd / && env -u HEV2_LIBRARY GEM_HOME="$$d/home" GEM_PATH="$$d/home" \
+			"$$r" $(abspath $(RUBY_DIR))/test/gem_smoke.rb); \
+		echo "gem-ruby: $$d/hev2.gem built, installed and used with $$r"; \
+	done
 
-# Hev2.tcp vs Socket.tcp in the same process; again with $(RUBY) when it
-# names another Ruby.
-bench-ruby: capi-lib
-	$(RUBY_ENV) /usr/bin/ruby -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test $(RUBY_DIR)/bench/bench.rb
-	@if [ "$(RUBY)" != ruby ] && [ "$$(command -v $(RUBY))" != /usr/bin/ruby ]; then \
-		echo "== bench-ruby with $(RUBY)"; \
-		$(RUBY_ENV) $(RUBY) -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test $(RUBY_DIR)/bench/bench.rb; fi
+# Hev2.tcp vs Socket.tcp in the same process, on each Ruby of $(RUBIES).
+bench-ruby: capi-lib rubies
+	@$(RUBY_EACH) \
+		$(RUBY_ENV) "$$r" -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test $(RUBY_DIR)/bench/bench.rb; \
+	done
