@@ -122,9 +122,18 @@
  * The Go runtime does not survive fork(): in a forked child, anything that
  * needs a goroutine can hang forever. So every function that would enter Go
  * first checks, in C, whether the process is a fork child of the process
- * that loaded the library (a pthread_atfork flag plus a getpid() comparison)
- * and returns HEV2_EFORKED at once, without entering Go. Handles and fds of
- * the parent are unusable in the child; the child may close inherited fds.
+ * that loaded the library and returns HEV2_EFORKED at once, without
+ * entering Go. The check costs no system call: at load the library maps
+ * one private page marked MADV_WIPEONFORK (Linux >= 4.14), which the kernel
+ * zero-fills in every child that does not share the parent's memory (fork(),
+ * a raw fork or clone syscall that skips the pthread_atfork handlers), plus
+ * a pthread_atfork flag. If that page cannot be made at load (a kernel
+ * older than 4.14, a seccomp filter refusing madvise, no memory), the
+ * library falls back to comparing getpid() with the pid it recorded at
+ * load: still correct, but one getpid() system call per call that enters
+ * Go. A vfork() (CLONE_VM) child is not detected; it may only exec or
+ * _exit. Handles and fds of the parent are unusable in the child; the
+ * child may close inherited fds.
  * The pure-C functions (hev2_version, hev2_strerror, the job functions,
  * hev2_options_init, hev2_last_error, hev2_last_errno) keep working in a
  * child.
