@@ -13,17 +13,19 @@ where it is looked for; ``HEV2_LIBRARY`` overrides).
 
 from __future__ import annotations
 
-import ctypes
-from typing import TYPE_CHECKING, Any
-
 from ._connect import create_connection
-from ._errors import ForkedError
 from ._handle import CapacityError, check
 from ._install import install, installed, uninstall
 from ._lib import LibraryError
 
+# Importing hev2 stays cheap (no asyncio, pathlib, dataclasses, typing ...):
+# what only some programs use is imported when first used.
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    from typing import Any
+
     from . import aio as aio
+    from ._errors import ForkedError as ForkedError
 
 __all__ = [
     "CapacityError",
@@ -50,7 +52,16 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module(".aio", __name__)
+    # _errors defines the failure records with dataclasses (~10 ms to import).
+    if name == "ForkedError":
+        from ._errors import ForkedError
+
+        return ForkedError
     raise AttributeError(f"module 'hev2' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 def init() -> None:
@@ -88,6 +99,8 @@ def set_max_handles(maximum: int) -> None:
 
 def stats() -> dict[str, int]:
     """The library's process-wide counters (handles created, live, running ...)."""
+    import ctypes
+
     from . import _abi
 
     s = _abi.StatsInfo()

@@ -6,12 +6,16 @@ import errno
 import os
 import select
 import socket
-from collections.abc import Mapping
-from typing import Any
 
-from ._errors import Failure, to_exception
 from ._handle import Handle, Winner
 from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+    from ._errors import Failure
 
 # How long one wait on the handle's fd may last. A signal meant for Python
 # (Ctrl-C) may be delivered to one of the library's threads instead of the
@@ -93,7 +97,10 @@ def create_connection(
     )
     all_errors = bool(all_errors)
     outcome = connect_blocking(req)
-    if isinstance(outcome, Failure):
+    if not isinstance(outcome, Winner):
+        # Imported here: its dataclasses are only needed on failure.
+        from ._errors import to_exception
+
         raise to_exception(outcome, all_errors)
     return wrap_socket(outcome, req)
 

@@ -8,17 +8,48 @@ simply call ``close()``.
 
 from __future__ import annotations
 
-import ctypes
 import errno as errno_mod
 import functools
 import math
 import os
 import socket
-from dataclasses import dataclass
 
-from . import _abi
-from ._errors import AttemptFailure, Failure, ForkedError, LookupFailure
-from ._options import ConnectRequest
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    import ctypes
+
+    from . import _abi
+    from ._errors import Failure
+    from ._options import ConnectRequest
+else:
+    # Imported by api() on first use, so that `import hev2` imports neither
+    # ctypes nor threading nor builds the ABI's structs. Everything below
+    # that touches them runs after api() (a handle exists only after it).
+    ctypes = _abi = None
+
+
+def api() -> ctypes.CDLL:
+    """The library (see _abi.api), importing ctypes and _abi on first use."""
+    if _abi is None:
+        _import_abi()
+    return _abi.api()
+
+
+def _import_abi() -> None:
+    global ctypes, _abi
+    try:
+        import ctypes
+
+        # _errors too (its dataclasses cost ~10 ms, so not at `import hev2`):
+        # a failed connection must be reportable even when the process is
+        # out of fds, and importing a module needs one.
+        from . import _abi, _errors  # noqa: F401
+    except OSError as e:
+        # Out of fds (or a broken installation): the library cannot be
+        # loaded either, and that is what the caller is told.
+        from ._lib import LibraryError
+
+        raise LibraryError(f"cannot load libhev2's Python binding: {e}") from e
 
 
 class CapacityError(OSError):
@@ -26,13 +57,21 @@ class CapacityError(OSError):
     library's cap, set with ``hev2.set_max_handles``); nothing was started."""
 
 
-@dataclass(frozen=True)
 class Winner:
-    fd: int
-    family: int
-    address: str
-    port: int
-    elapsed: float  # seconds
+    """The connected socket a handle handed over (a plain class: made on
+    every connection, and _errors' dataclasses are imported only on failure)."""
+
+    __slots__ = ("fd", "family", "address", "port", "elapsed")
+
+    def __init__(self, fd: int, family: int, address: str, port: int, elapsed: float) -> None:
+        self.fd = fd
+        self.family = family
+        self.address = address
+        self.port = port
+        self.elapsed = elapsed  # seconds
+
+    def __repr__(self) -> str:
+        return f"Winner(fd={self.fd}, family={self.family}, address={self.address!r}, port={self.port}, elapsed={self.elapsed})"
 
 
 def milliseconds(value: float | None, *, zero_to_1ms: bool = False) -> int:
@@ -57,28 +96,60 @@ def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes |
     return ";".join(entries).encode("ascii")
 
 
-def fill_options(req: ConnectRequest) -> _abi.Options:
-    lib = _abi.api()
-    o = _abi.Options()
-    check(lib.hev2_options_init(ctypes.byref(o)))
-    # resolution_delay=0 asks for no delay: 1 ms, since the ABI's 0 is "default".
-    o.resolution_delay_ms = milliseconds(req.resolution_delay, zero_to_1ms=True)
-    o.connection_attempt_delay_ms = milliseconds(req.connection_attempt_delay, zero_to_1ms=True)
-    o.first_address_family_count = req.first_address_family_count or 0
-    o.resolv_timeout_ms = milliseconds(req.resolv_timeout)
-    o.connect_timeout_ms = milliseconds(req.connect_timeout)
-    o.open_timeout_ms = milliseconds(req.open_timeout)
-    o.fast_fallback = 1 if req.fast_fallback else 0
-    o.family = req.family
-    o.local_host = req.local_address.encode("ascii") if req.local_address else None
-    o.local_port = req.local_port
-    o.resolver = {None: _abi.RESOLVER_DEFAULT, "system": _abi.RESOLVER_SYSTEM, "builtin": _abi.RESOLVER_BUILTIN}[
-        req.resolver
-    ]
-    o.nameservers = ",".join(req.nameservers).encode("ascii") if req.nameservers else None
-    o.static_hosts = static_hosts_text(req.hosts)
-    o.nodelay = 1 if req.nodelay else 0
-    o.keepalive_ms = milliseconds(req.keepalive)
+# hev2_options_init's struct, made once: options_for copies it.
+_template: _abi.Options | None = None
+
+
+def options_template() -> _abi.Options:
+    global _template
+    if _template is None:
+        lib = api()
+        o = _abi.Options()
+        check(lib.hev2_options_init(ctypes.byref(o)))
+        _template = o  # two threads racing here make two equal structs
+    return _template
+
+
+def options_for(req: ConnectRequest) -> _abi.Options | None:
+    """The options struct hev2_connect gets for req: None (NULL, which the
+    library reads as its defaults) when every option is the default;
+    otherwise hev2_options_init's defaults, copied, with only the fields the
+    caller chose set."""
+    if req.default_options():
+        return None
+    template = options_template()
+    o = _abi.Options.from_buffer_copy(template)
+    if req.resolution_delay is not None:
+        # resolution_delay=0 asks for no delay: 1 ms, since the ABI's 0 is "default".
+        o.resolution_delay_ms = milliseconds(req.resolution_delay, zero_to_1ms=True)
+    if req.connection_attempt_delay is not None:
+        o.connection_attempt_delay_ms = milliseconds(req.connection_attempt_delay, zero_to_1ms=True)
+    if req.first_address_family_count:
+        o.first_address_family_count = req.first_address_family_count
+    if req.resolv_timeout is not None:
+        o.resolv_timeout_ms = milliseconds(req.resolv_timeout)
+    if req.connect_timeout is not None:
+        o.connect_timeout_ms = milliseconds(req.connect_timeout)
+    if req.open_timeout is not None:
+        o.open_timeout_ms = milliseconds(req.open_timeout)
+    if not req.fast_fallback:
+        o.fast_fallback = 0
+    if req.family:
+        o.family = req.family
+    if req.local_address:
+        o.local_host = req.local_address.encode("ascii")
+    if req.local_port:
+        o.local_port = req.local_port
+    if req.resolver is not None:
+        o.resolver = _abi.RESOLVER_BUILTIN if req.resolver == "builtin" else _abi.RESOLVER_SYSTEM
+    if req.nameservers:
+        o.nameservers = ",".join(req.nameservers).encode("ascii")
+    if req.hosts:
+        o.static_hosts = static_hosts_text(req.hosts)
+    if req.nodelay:
+        o.nodelay = 1
+    if req.keepalive is not None:
+        o.keepalive_ms = milliseconds(req.keepalive)
     # o.blocking stays 0: the fd comes back non-blocking and Python's
     # settimeout() sets the mode with one ioctl(FIONBIO); the library's
     # switch costs two fcntl calls (measured with strace).
@@ -94,9 +165,13 @@ def check(status: int, context: str = "") -> int:
     text cannot say."""
     if status >= 0:
         return status
+    if _abi is None:  # the call was made through hev2._abi directly (hev2.init ...)
+        _import_abi()
     detail, sys_errno = _abi.last_error()
     text = (detail or _abi.strerror(status)) + (f" ({context})" if context else "")
     if status == _abi.EFORKED:
+        from ._errors import ForkedError
+
         raise ForkedError(
             f"hev2: {text} (pid {os.getpid()}, forked after libhev2 was loaded; its Go runtime does not "
             "survive fork). Connect in the parent, or start workers with the 'spawn' or 'forkserver' "
@@ -124,11 +199,12 @@ class Handle:
     __slots__ = ("id", "req", "_released")
 
     def __init__(self, req: ConnectRequest) -> None:
-        lib = _abi.api()
-        options = fill_options(req)
+        lib = api()
         host = req.host.encode("ascii")
         out = _abi.hev2_conn(0)
-        status = lib.hev2_connect_len(host, len(host), str(req.port).encode(), ctypes.byref(options), ctypes.byref(out))
+        # A Structure passed for a POINTER(Options) parameter goes by
+        # reference; None is NULL.
+        status = lib.hev2_connect_len(host, len(host), str(req.port).encode(), options_for(req), ctypes.byref(out))
         if status < 0:
             check(status, connect_context(status, req))
         self.id = out.value
@@ -171,6 +247,8 @@ class Handle:
         return self._failure(r)
 
     def _failure(self, r: _abi.ResultInfo) -> Failure:
+        from ._errors import AttemptFailure, Failure, LookupFailure
+
         lib = _abi.api()
         timeout_kind = _abi.TIMEOUT_KINDS.get(r.timeout, "")
         lookups = []

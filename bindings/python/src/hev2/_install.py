@@ -10,12 +10,15 @@ reference and is unaffected.
 
 from __future__ import annotations
 
+import _thread
 import functools
 import socket
-import threading
-from typing import Any, Callable
 
-_lock = threading.Lock()
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+_lock = _thread.allocate_lock()  # threading.Lock, without importing threading
 _original: Callable[..., socket.socket] | None = None
 
 

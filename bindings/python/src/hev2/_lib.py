@@ -13,15 +13,22 @@ The library is looked for, in order:
 It is loaded with ``ctypes.CDLL``, which releases the GIL around every call
 (``PyDLL`` would hold it), and loaded once: a Go c-shared library cannot be
 unloaded, so nothing here tries.
+
+Importing this module costs next to nothing (``import hev2`` imports it):
+ctypes and ctypes.util (which brings shutil, subprocess, tempfile ...) are
+imported when the library is first loaded, and the dynamic loader's search
+(``find_library`` runs ``ldconfig -p``) only when the earlier places fail.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import _thread
 import os
-import threading
-from pathlib import Path
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    import ctypes
+    from collections.abc import Iterable, Iterator
 
 LIBRARY_NAME = "libhev2.so"
 RUNTIME_NAME = "libhev2.so.1"
@@ -34,25 +41,39 @@ class LibraryError(RuntimeError):
 
 def candidates() -> list[str]:
     """Every place the library is looked for, in order (see the module doc)."""
+    return list(iter_candidates())
+
+
+def iter_candidates() -> Iterator[str]:
+    """candidates(), one at a time: the system search runs only if asked for."""
     explicit = os.environ.get(ENV_VAR)
     if explicit:
-        return [explicit]
-    here = Path(__file__).resolve().parent
-    paths = [str(here / LIBRARY_NAME)]
+        yield explicit
+        return
+    here = os.path.dirname(os.path.realpath(__file__))
+    yield os.path.join(here, LIBRARY_NAME)
     # src/hev2 -> src -> python -> bindings -> repository root
-    if len(here.parents) >= 4:
-        paths.append(str(here.parents[3] / "build" / LIBRARY_NAME))
+    root = here
+    for _ in range(4):
+        root, tail = os.path.split(root)
+        if not tail:
+            break
+    else:
+        yield os.path.join(root, "build", LIBRARY_NAME)
     # The dynamic loader's search: the development name, else the runtime
     # name an installed library has without its -dev symlink.
+    import ctypes.util
+
     found = ctypes.util.find_library("hev2")
-    paths.append(found if found else LIBRARY_NAME)
-    if RUNTIME_NAME not in paths:
-        paths.append(RUNTIME_NAME)
-    return paths
+    yield found if found else LIBRARY_NAME
+    if found != RUNTIME_NAME:
+        yield RUNTIME_NAME
 
 
-def load_first(paths: list[str]) -> tuple[ctypes.CDLL, str]:
+def load_first(paths: Iterable[str]) -> tuple[ctypes.CDLL, str]:
     """dlopen the first path that loads; the error names every path and why."""
+    import ctypes
+
     tried = []
     for path in paths:
         if os.sep in path and not os.path.exists(path):
@@ -71,7 +92,7 @@ def load_first(paths: list[str]) -> tuple[ctypes.CDLL, str]:
     raise LibraryError(f"cannot load {LIBRARY_NAME}; tried:\n" + "\n".join(tried) + f"\n({how})")
 
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading.Lock, without importing threading
 _loaded: tuple[ctypes.CDLL, str] | None = None
 
 
@@ -81,5 +102,5 @@ def library() -> tuple[ctypes.CDLL, str]:
     if _loaded is None:
         with _lock:
             if _loaded is None:
-                _loaded = load_first(candidates())
+                _loaded = load_first(iter_candidates())
     return _loaded

@@ -3,18 +3,23 @@
 Everything a caller passes is checked here, in Python, before the library is
 called, so that bad input raises the TypeError/ValueError a Python user
 expects (with the argument's name) instead of an opaque library status.
-The result is a plain ``ConnectRequest`` that ``_abi`` turns into the C
-options struct.
+The result is a plain ``ConnectRequest`` that ``_handle`` turns into the C
+options struct (or into none at all: NULL when every option is the default).
+
+Runs on every connection and is imported by ``import hev2``: nothing heavy
+at import time (ipaddress is imported by the checks that need it), and a
+call with default options does no work for the options it was not given.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import math
 import socket
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
 
 # socket.create_connection's sentinel: "use socket.getdefaulttimeout()".
 DEFAULT_TIMEOUT: Any = socket._GLOBAL_DEFAULT_TIMEOUT  # type: ignore[attr-defined]
@@ -38,30 +43,110 @@ MORE_OPTIONS = {
 }
 
 
-@dataclass(frozen=True)
 class ConnectRequest:
-    """One connection's destination and options, checked and normalised."""
+    """One connection's destination and options, checked and normalised.
+    Read-only by convention (a plain class: cheaper to make than a frozen
+    dataclass, and dataclasses would cost ``import hev2`` ~10 ms)."""
 
-    host: str
-    port: int
-    # Seconds; None means "no such timeout" (the core's zero).
-    resolv_timeout: float | None = None
-    connect_timeout: float | None = None
-    open_timeout: float | None = None
-    fast_fallback: bool = True
-    resolution_delay: float | None = None
-    connection_attempt_delay: float | None = None
-    first_address_family_count: int | None = None
-    family: int = socket.AF_UNSPEC
-    local_address: str | None = None
-    local_port: int = 0
-    resolver: str | None = None
-    nameservers: tuple[str, ...] = ()
-    hosts: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    nodelay: bool = False
-    keepalive: float | None = None
-    # The timeout the returned socket gets (socket.settimeout's argument).
-    socket_timeout: float | None = None
+    __slots__ = (
+        "host",
+        "port",
+        "resolv_timeout",
+        "connect_timeout",
+        "open_timeout",
+        "fast_fallback",
+        "resolution_delay",
+        "connection_attempt_delay",
+        "first_address_family_count",
+        "family",
+        "local_address",
+        "local_port",
+        "resolver",
+        "nameservers",
+        "hosts",
+        "nodelay",
+        "keepalive",
+        "socket_timeout",
+    )
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        # Seconds; None means "no such timeout" (the core's zero).
+        resolv_timeout: float | None = None,
+        connect_timeout: float | None = None,
+        open_timeout: float | None = None,
+        fast_fallback: bool = True,
+        resolution_delay: float | None = None,
+        connection_attempt_delay: float | None = None,
+        first_address_family_count: int | None = None,
+        family: int = socket.AF_UNSPEC,
+        local_address: str | None = None,
+        local_port: int = 0,
+        resolver: str | None = None,
+        nameservers: tuple[str, ...] = (),
+        hosts: tuple[tuple[str, tuple[str, ...]], ...] = (),
+        nodelay: bool = False,
+        keepalive: float | None = None,
+        # The timeout the returned socket gets (socket.settimeout's argument).
+        socket_timeout: float | None = None,
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.resolv_timeout = resolv_timeout
+        self.connect_timeout = connect_timeout
+        self.open_timeout = open_timeout
+        self.fast_fallback = fast_fallback
+        self.resolution_delay = resolution_delay
+        self.connection_attempt_delay = connection_attempt_delay
+        self.first_address_family_count = first_address_family_count
+        self.family = family
+        self.local_address = local_address
+        self.local_port = local_port
+        self.resolver = resolver
+        self.nameservers = nameservers
+        self.hosts = hosts
+        self.nodelay = nodelay
+        self.keepalive = keepalive
+        self.socket_timeout = socket_timeout
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ConnectRequest):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"ConnectRequest({fields})"
+
+    def default_options(self) -> bool:
+        """True when every option the library takes is its default, so that
+        hev2_connect can be given NULL options (host, port and the socket's
+        own timeout are not options of the library)."""
+        return (
+            self.connect_timeout is None
+            and self.resolv_timeout is None
+            and self.open_timeout is None
+            and self.fast_fallback is True
+            and self.family == socket.AF_UNSPEC
+            and self.local_address is None
+            and self.local_port == 0
+            and self.resolver is None
+            and self.resolution_delay is None
+            and self.connection_attempt_delay is None
+            and self.first_address_family_count is None
+            and not self.nameservers
+            and not self.hosts
+            and self.nodelay is False
+            and self.keepalive is None
+        )
 
 
 def seconds(name: str, value: Any, *, allow_none: bool = True) -> float | None:
@@ -131,6 +216,8 @@ def port_of(value: Any) -> int:
 
 
 def is_ip_literal(text: str) -> bool:
+    import ipaddress
+
     try:
         ipaddress.ip_address(text.split("%", 1)[0])
     except ValueError:
@@ -141,6 +228,8 @@ def is_ip_literal(text: str) -> bool:
 def ip_literal(name: str, value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name} must be an IP address string, not {type(value).__name__}")
+    import ipaddress
+
     try:
         return str(ipaddress.ip_address(value))
     except ValueError:
@@ -180,6 +269,8 @@ def family_of(value: Any) -> int:
 
 
 def static_hosts(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    from collections.abc import Iterable, Mapping
+
     if not isinstance(value, Mapping):
         raise TypeError(f"hosts must be a mapping of name to addresses, not {type(value).__name__}")
     entries = []
@@ -249,7 +340,7 @@ def build_request(
         host, port = address
     except (TypeError, ValueError):
         raise TypeError("address must be a (host, port) tuple") from None
-    unknown = sorted(set(more) - set(MORE_OPTIONS))
+    unknown = sorted(set(more) - set(MORE_OPTIONS)) if more else None
     if unknown:
         raise TypeError(
             f"create_connection() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "

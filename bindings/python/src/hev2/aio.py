@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import socket
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from ._connect import socket_from
-from ._errors import Failure, to_exception
 from ._handle import Handle, Winner
 from ._options import ConnectRequest, build_request
+
+if TYPE_CHECKING:
+    from ._errors import Failure
 
 P = TypeVar("P", bound=asyncio.BaseProtocol)
 
@@ -95,7 +97,10 @@ async def create_connection(
     """
     req, all_errors, passed = _request(host, port, kwargs)
     outcome = await connect(req)
-    if isinstance(outcome, Failure):
+    if not isinstance(outcome, Winner):
+        # Imported here: its dataclasses are only needed on failure.
+        from ._errors import to_exception
+
         raise to_exception(outcome, all_errors)
     # Non-blocking as the library returns it; the loop's own setblocking(False)
     # puts the socket object in agreement.
