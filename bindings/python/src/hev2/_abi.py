@@ -1,177 +1,38 @@
-"""ctypes mirror of include/hev2.h: constants, structs, prototypes.
+"""ctypes binding of include/hev2.h: constants, structs, prototypes.
 
-Only this file knows the C layout. tests/test_abi_layout.py compiles a C
-program against the header and checks every size and offset here, so a
-header change that this file missed fails the tests instead of corrupting
-memory.
+The constants, name tables and ctypes Structures come from _abi_gen.py,
+which `make abi-generate` writes from the header with every size and offset
+measured by the C compiler (`make abi-check` fails when it is stale). This
+file adds the prototypes and the loading; other modules import from here.
 """
 
 from __future__ import annotations
 
 import ctypes
 import threading
-from ctypes import (
-    POINTER,
-    Structure,
-    c_char,
-    c_char_p,
-    c_double,
-    c_int,
-    c_size_t,
-    c_uint,
-    c_uint32,
-    c_uint64,
-    c_void_p,
-)
+from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint, c_void_p
 
+from ._abi_gen import *  # noqa: F403 (every constant, the name tables, the structs)
+from ._abi_gen import (
+    TIMEOUT_NAMES,
+    TIMEOUT_NONE,
+    VERSION_NUM,
+    AttemptInfo,
+    EventInfo,
+    Options,
+    ResultInfo,
+    StatsInfo,
+    hev2_conn,
+    hev2_job,
+)
 from ._lib import LibraryError, library
 
-# The header version this file mirrors (HEV2_VERSION_NUM): 1.1 added
-# hev2_last_error/hev2_last_errno, which the error messages use.
-HEADER_VERSION = 10100
+# The header version this package was generated from (HEV2_VERSION_NUM):
+# the library must be of its major version and not older.
+HEADER_VERSION = VERSION_NUM
 
-OK = 0
-EINVAL = -1
-EHOST = -2
-EPORT = -3
-EOPTIONS = -4
-EHANDLE = -5
-EAGAIN = -6
-ECAPACITY = -7
-EFORKED = -8
-ENOTSUP = -9
-ESYSTEM = -10
-EINTERNAL = -11
-ECONNECT = -12
-ERESOLVE = -13
-ETIMEOUT = -14
-ECANCELED = -15
-
-RESOLVER_DEFAULT = 0
-RESOLVER_SYSTEM = 1
-RESOLVER_BUILTIN = 2
-
-TIMEOUT_KINDS = {0: "", 1: "resolv_timeout", 2: "connect_timeout", 3: "open_timeout"}
-
-LOOKUP_NOT_STARTED = 0
-LOOKUP_PENDING = 1
-LOOKUP_ANSWERED = 2
-LOOKUP_FAILED = 3
-
-ADDRSTRLEN = 64
-DETAILLEN = 160
-
-hev2_conn = c_uint64
-hev2_job = c_uint32
-
-
-class Options(Structure):
-    _fields_ = [
-        ("size", c_size_t),
-        ("resolution_delay_ms", c_int),
-        ("connection_attempt_delay_ms", c_int),
-        ("first_address_family_count", c_int),
-        ("resolv_timeout_ms", c_int),
-        ("connect_timeout_ms", c_int),
-        ("open_timeout_ms", c_int),
-        ("fast_fallback", c_int),
-        ("family", c_int),
-        ("local_host", c_char_p),
-        ("local_port", c_int),
-        ("resolver", c_int),
-        ("nameservers", c_char_p),
-        ("static_hosts", c_char_p),
-        ("nodelay", c_int),
-        ("keepalive_ms", c_int),
-        ("blocking", c_int),
-        ("on_done", c_void_p),  # never set from Python: no callbacks on library threads
-        ("on_done_data", c_void_p),
-        ("job", hev2_job),
-        ("record_events", c_int),
-    ]
-
-
-class LookupInfo(Structure):
-    _fields_ = [
-        ("family", c_int),
-        ("state", c_int),
-        ("eai", c_int),
-        ("sys_errno", c_int),
-        ("n_addrs", c_int),
-        ("elapsed_ms", c_double),
-    ]
-
-
-class ResultInfo(Structure):
-    _fields_ = [
-        ("size", c_size_t),
-        ("status", c_int),
-        ("fd", c_int),
-        ("family", c_int),
-        ("port", c_int),
-        ("address", c_char * ADDRSTRLEN),
-        # struct sockaddr_storage: 128 bytes, 8-byte aligned on Linux.
-        ("sockaddr", c_uint64 * 16),
-        ("sockaddr_len", c_uint32),
-        ("elapsed_ms", c_double),
-        ("error", c_int),
-        ("eai", c_int),
-        ("timeout", c_int),
-        ("lookups", LookupInfo * 2),
-        ("n_attempts", c_int),
-        ("n_events", c_int),
-    ]
-
-
-class AttemptInfo(Structure):
-    _fields_ = [
-        ("size", c_size_t),
-        ("address", c_char * ADDRSTRLEN),
-        ("family", c_int),
-        ("port", c_int),
-        ("error", c_int),
-        ("won", c_int),
-        ("bind_failed", c_int),
-        ("start_ms", c_double),
-        ("end_ms", c_double),
-    ]
-
-
-class EventInfo(Structure):
-    _fields_ = [
-        ("size", c_size_t),
-        ("at_ms", c_double),
-        ("kind", c_int),
-        ("family", c_int),
-        ("attempt", c_int),
-        ("address", c_char * ADDRSTRLEN),
-        ("port", c_int),
-        ("error", c_int),
-        ("eai", c_int),
-        ("timeout", c_int),
-        ("detail", c_char * DETAILLEN),
-    ]
-
-
-class StatsInfo(Structure):
-    _fields_ = [
-        ("size", c_size_t),
-        ("handles_created", c_uint64),
-        ("handles_live", c_uint64),
-        ("handles_running", c_uint64),
-        ("max_handles", c_uint64),
-        ("over_capacity", c_uint64),
-        ("callbacks_fired", c_uint64),
-        ("jobs_registered", c_uint64),
-        ("jobs_triggered", c_uint64),
-        ("jobs_run", c_uint64),
-        # the system resolver (appended in 1.0; the shorter size is accepted)
-        ("lookups_in_flight", c_uint64),
-        ("lookups_queued", c_uint64),
-        ("lookups_abandoned", c_uint64),
-        ("resolver_threads", c_uint64),
-        ("max_lookups", c_uint64),
-    ]
+# Which timeout fired (hev2_result_info.timeout) -> the option's name, "" for none.
+TIMEOUT_KINDS: dict[int, str] = {k: ("" if k == TIMEOUT_NONE else name) for k, name in TIMEOUT_NAMES.items()}
 
 
 # name: (restype, argtypes)

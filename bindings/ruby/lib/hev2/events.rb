@@ -20,6 +20,12 @@ module Hev2
 
     module_function
 
+    # The header's name of an event kind; a kind newer than this gem's header
+    # is named by the library.
+    def event_name(kind)
+      ABI::EVENT_NAMES.fetch(kind) { Native.event_name(kind) }.dup
+    end
+
     def replay(conn, s, count, trace)
       base = Scratch::EVENT
       count.times do |i|
@@ -28,7 +34,7 @@ module Hev2
 
         trace.call(Event.new(
           at_ms: s.f64(base + L[:at_ms]).round(3),
-          kind: Native.event_name(s.i32(base + L[:kind])),
+          kind: event_name(s.i32(base + L[:kind])),
           family: FAMILIES[s.i32(base + L[:family])],
           attempt: s.i32(base + L[:attempt]),
           address: s.c_string(base + L[:address], Layout::ADDRSTRLEN),

@@ -2,6 +2,7 @@
 
 require "fiddle"
 require_relative "library"
+require_relative "abi"
 require_relative "layout"
 
 module Hev2
@@ -13,34 +14,23 @@ module Hev2
   # declared uintptr_t and given as Integer addresses of scratch buffers (see
   # Scratch): Fiddle then allocates no Ruby object per call.
   module Native
-    # The header version this gem was written for (HEV2_VERSION_NUM): 1.1
-    # added hev2_last_error/hev2_last_errno, which the error messages use.
-    WRITTEN_FOR = 10_100
+    # Every constant of the header (OK, EINVAL ..., RESOLVER_*, TIMEOUT_*,
+    # EV_*, the buffer sizes and limits), generated into abi.rb.
+    include ABI
 
-    OK        = 0
-    EINVAL    = -1
-    EHOST     = -2
-    EPORT     = -3
-    EOPTIONS  = -4
-    EHANDLE   = -5
-    EAGAIN    = -6
-    ECAPACITY = -7
-    EFORKED   = -8
-    ENOTSUP   = -9
-    ESYSTEM   = -10
-    EINTERNAL = -11
-    ECONNECT  = -12
-    ERESOLVE  = -13
-    ETIMEOUT  = -14
-    ECANCELED = -15
+    # The header version this gem was generated from (HEV2_VERSION_NUM): the
+    # library must be of its major version and not older.
+    WRITTEN_FOR = ABI::VERSION_NUM
 
-    RESOLVER_DEFAULT = 0
-    RESOLVER_SYSTEM  = 1
-    RESOLVER_BUILTIN = 2
+    # hev2_result_info.timeout -> the option that fired (nil for none).
+    TIMEOUT_KINDS = ABI::TIMEOUT_NAMES.each_with_object([]) do |(kind, name), kinds|
+      kinds[kind] = kind == ABI::TIMEOUT_NONE ? nil : name.to_sym
+    end.freeze
 
-    TIMEOUT_KINDS = [nil, :resolv_timeout, :connect_timeout, :open_timeout].freeze
-
-    LOOKUP_STATES = %i[not_started pending answered failed].freeze
+    # hev2_lookup_info.state -> a Symbol.
+    LOOKUP_STATES = ABI::LOOKUP_STATE_NAMES.each_with_object([]) do |(state, name), states|
+      states[state] = name.to_sym
+    end.freeze
 
     U = Fiddle::TYPE_UINTPTR_T # pointers and the 64-bit handle id
     I = Fiddle::TYPE_INT
