@@ -340,7 +340,24 @@ def build_request(
         host, port = address
     except (TypeError, ValueError):
         raise TypeError("address must be a (host, port) tuple") from None
-    unknown = sorted(set(more) - set(MORE_OPTIONS)) if more else None
+    if (
+        not more
+        and source_address is None
+        and resolv_timeout is None
+        and connect_timeout is None
+        and open_timeout is None
+        and fast_fallback is True
+    ):
+        # The common call, (host, port) and maybe a timeout: the same checks
+        # in the same order as below, without those of absent options.
+        sock_timeout = socket_timeout_of(timeout)
+        return ConnectRequest(
+            host_of(host),
+            port_of(port),
+            connect_timeout=min(sock_timeout, MAX_SECONDS) if sock_timeout else None,
+            socket_timeout=sock_timeout,
+        )
+    unknown = sorted(set(more) - set(MORE_OPTIONS))
     if unknown:
         raise TypeError(
             f"create_connection() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "

@@ -1,0 +1,180 @@
+"""The cheap common case: a connection with default options hands the
+library NULL options (no struct built), other options a copy of
+hev2_options_init's struct with only the chosen fields set; importing hev2
+imports nothing heavy (pathlib, asyncio, ctypes ... come when used)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+
+import pytest
+
+import hev2
+from conftest import child_env
+from hev2 import _abi, _handle
+from hev2._options import build_request
+from loopback import listener
+
+DEFAULT = socket._GLOBAL_DEFAULT_TIMEOUT  # type: ignore[attr-defined]
+
+
+def request(address=("127.0.0.1", 80), timeout=DEFAULT, source=None, **kw):
+    named = {k: kw.pop(k) for k in ("resolv_timeout", "connect_timeout", "open_timeout") if k in kw}
+    return build_request(
+        address,
+        timeout,
+        source,
+        resolv_timeout=named.get("resolv_timeout"),
+        connect_timeout=named.get("connect_timeout"),
+        open_timeout=named.get("open_timeout"),
+        fast_fallback=kw.pop("fast_fallback", True),
+        more=kw,
+    )
+
+
+@pytest.fixture
+def built_options(monkeypatch):
+    """Records what options_for gives hev2_connect for each connection."""
+    seen = []
+    real = _handle.options_for
+
+    def recording(req):
+        o = real(req)
+        seen.append(o)
+        return o
+
+    monkeypatch.setattr(_handle, "options_for", recording)
+    return seen
+
+
+def fields(o):
+    return {name: getattr(o, name) for name, _ in _abi.Options._fields_}
+
+
+def test_a_default_connection_passes_null_options(built_options):
+    old = socket.getdefaulttimeout()
+    try:
+        socket.setdefaulttimeout(None)
+        with listener("127.0.0.1") as port:
+            with hev2.create_connection(("127.0.0.1", port)) as s:
+                assert s.getpeername()[:2] == ("127.0.0.1", port)
+                assert s.gettimeout() is None
+    finally:
+        socket.setdefaulttimeout(old)
+    assert built_options == [None]
+
+
+def test_a_timeout_builds_options_with_only_that_field_set(built_options):
+    with listener("::1") as port:
+        with hev2.create_connection(("::1", port), timeout=2.5) as s:
+            assert s.getpeername()[:2] == ("::1", port)
+            assert s.gettimeout() == 2.5
+    (o,) = built_options
+    assert o is not None
+    want = fields(_handle.options_template())
+    want["connect_timeout_ms"] = 2500
+    assert fields(o) == want
+
+
+def test_defaults_in_every_form_are_null_options():
+    assert _handle.options_for(request()) is None
+    assert _handle.options_for(request(timeout=None)) is None
+    assert _handle.options_for(request(timeout=0)) is None  # a non-blocking socket bounds nothing
+    assert _handle.options_for(request(source=("", 0), family=socket.AF_UNSPEC, nodelay=False)) is None
+
+
+@pytest.mark.parametrize(
+    "kw, field, value",
+    [
+        ({"resolv_timeout": 1.5}, "resolv_timeout_ms", 1500),
+        ({"connect_timeout": 0.0004}, "connect_timeout_ms", 1),
+        ({"open_timeout": 3}, "open_timeout_ms", 3000),
+        ({"fast_fallback": False}, "fast_fallback", 0),
+        ({"resolution_delay": 0}, "resolution_delay_ms", 1),
+        ({"connection_attempt_delay": 0.1}, "connection_attempt_delay_ms", 100),
+        ({"first_address_family_count": 2}, "first_address_family_count", 2),
+        ({"family": socket.AF_INET6}, "family", socket.AF_INET6),
+        ({"source": ("127.0.0.1", 0)}, "local_host", b"127.0.0.1"),
+        ({"source": ("", 4321)}, "local_port", 4321),
+        ({"resolver": "system"}, "resolver", _abi.RESOLVER_SYSTEM),
+        ({"resolver": "builtin"}, "resolver", _abi.RESOLVER_BUILTIN),
+        ({"hosts": {"a.test": ["::1", "127.0.0.1"]}}, "static_hosts", b"a.test:[::1],127.0.0.1"),
+        ({"nodelay": True}, "nodelay", 1),
+        ({"keepalive": 30}, "keepalive_ms", 30000),
+    ],
+)
+def test_one_option_sets_one_field_of_the_default_struct(kw, field, value):
+    source = kw.pop("source", None)
+    o = _handle.options_for(request(source=source, **kw))
+    assert o is not None
+    want = fields(_handle.options_template())
+    assert want["size"] == _abi.ctypes.sizeof(_abi.Options)
+    want[field] = value
+    assert fields(o) == want
+
+
+def test_builtin_resolver_with_nameservers_sets_both():
+    o = _handle.options_for(request(resolver="builtin", nameservers=["::1", "127.0.0.1:5353"]))
+    assert (o.resolver, o.nameservers) == (_abi.RESOLVER_BUILTIN, b"::1,127.0.0.1:5353")
+
+
+@pytest.mark.parametrize("timeout", [DEFAULT, None, 0, 2.5, 10**9])
+def test_the_common_call_gives_the_same_request_as_the_full_checks(timeout):
+    # A falsy source_address that is not None takes the path that checks
+    # every option; (host, port) alone takes the short one.
+    fast = request(("[::1]", "http"), timeout)
+    full = request(("[::1]", "http"), timeout, source=())
+    assert fast == full
+    assert (fast.host, fast.port) == ("::1", 80)
+
+
+HEAVY = ("pathlib", "asyncio", "ctypes", "ctypes.util", "dataclasses", "typing", "threading", "ipaddress", "inspect")
+
+IMPORT_CHILD = """
+import json, sys
+before = set(sys.modules)
+import hev2
+print(json.dumps(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_importing_hev2_imports_nothing_heavy():
+    p = subprocess.run(
+        ["/usr/bin/python3", "-c", IMPORT_CHILD], env=child_env(), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    imported = json.loads(p.stdout)
+    assert "hev2._connect" in imported
+    assert [m for m in HEAVY if m in imported] == []
+    assert not any(m.startswith("hev2._abi") for m in imported)
+
+
+FIRST_USE_CHILD = """
+import json, socket, sys
+import hev2
+with socket.create_server(("127.0.0.1", 0)) as l:
+    with hev2.create_connection(("127.0.0.1", l.getsockname()[1])) as s:
+        ok = s.getpeername()[0] == "127.0.0.1"
+print(json.dumps({"ok": ok, "ctypes": "ctypes" in sys.modules, "errors": "hev2._errors" in sys.modules,
+                  "asyncio": "asyncio" in sys.modules, "ForkedError": hev2.ForkedError.__module__,
+                  "in_dir": "ForkedError" in dir(hev2)}))
+"""
+
+
+def test_the_first_connection_loads_what_it_needs():
+    p = subprocess.run(
+        ["/usr/bin/python3", "-c", FIRST_USE_CHILD], env=child_env(), capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 0, p.stderr
+    # _errors comes with the library, so a failure can be reported even
+    # with no fd left to import a module; asyncio only with hev2.aio.
+    assert json.loads(p.stdout) == {
+        "ok": True,
+        "ctypes": True,
+        "errors": True,
+        "asyncio": False,
+        "ForkedError": "hev2._errors",
+        "in_dir": True,
+    }
