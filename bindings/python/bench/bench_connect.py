@@ -10,6 +10,11 @@ not compete for this process's GIL. Methods alternate in rounds so that
 machine noise spreads over all of them. Prints the mean and median time per
 connection and the ratio to socket.create_connection.
 
+BENCH_BASELINE_SRC=DIR adds "hev2.create_connection (baseline)": the hev2
+package found in DIR (another checkout's bindings/python/src, say the tree
+before a change), imported as hev2_baseline and run in the same rounds, so
+that a change is measured interleaved in one process.
+
 A second, short table shows what the race is for: a name whose addresses
 are ::1, where SYNs are dropped (listen backlog 0 + an unaccepted filler),
 then 127.0.0.1, which answers. For socket and asyncio, socket.getaddrinfo
@@ -20,6 +25,7 @@ resolver is asked); hev2 gets it as a static address list.
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import socket
 import statistics
@@ -99,6 +105,24 @@ METHODS = {
 }
 
 
+def load_baseline(src: str):  # type: ignore[no-untyped-def]
+    """The hev2 package in src, imported under another name."""
+    init = os.path.join(src, "hev2", "__init__.py")
+    here = [os.path.dirname(init)]
+    spec = importlib.util.spec_from_file_location("hev2_baseline", init, submodule_search_locations=here)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["hev2_baseline"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+if os.environ.get("BENCH_BASELINE_SRC"):
+    baseline = load_baseline(os.environ["BENCH_BASELINE_SRC"])
+    METHODS["hev2.create_connection (baseline)"] = blocking_method(
+        lambda port: baseline.create_connection((HOST, port))
+    )
+
+
 BROKEN_NAME = "broken-v6.bench.test"
 SOCKET_TIMEOUT = 1.0  # socket.create_connection waits this long on ::1
 BROKEN_CONNECTIONS = 3
@@ -154,11 +178,15 @@ def main() -> None:
         for run in METHODS.values():  # warm-up: imports, the library's first race, caches
             run(port, 20)
         samples = {name: [] for name in METHODS}
+        rounds = {name: [] for name in METHODS}  # each round's median
         for r in range(ROUNDS):
             names = list(METHODS) if r % 2 == 0 else list(reversed(METHODS))
             for name in names:
-                samples[name] += METHODS[name](port, PER_ROUND)
+                times = METHODS[name](port, PER_ROUND)
+                samples[name] += times
+                rounds[name].append(statistics.median(times))
         print_table(samples)
+        print_round_ratios(rounds)
         broken_ipv6_table(port)
     finally:
         acceptor.kill()
@@ -180,6 +208,20 @@ def print_table(samples: dict[str, list[float]]) -> None:
             f" {mean / base_mean:10.2f}x {median / base_median:12.2f}x"
         )
     print("ratio: time per connection / socket.create_connection's (the median resists machine noise)")
+
+
+def print_round_ratios(rounds: dict[str, list[float]]) -> None:
+    """Per round, each method's median over the same round's baseline median:
+    the median of those ratios and their spread (noise that hits one round
+    hits every method of it alike)."""
+    pairs = [(name, "socket.create_connection") for name in rounds if name != "socket.create_connection"]
+    if "hev2.create_connection (baseline)" in rounds:
+        pairs.append(("hev2.create_connection", "hev2.create_connection (baseline)"))
+    print()
+    print(f"per-round ratios of medians, {ROUNDS} rounds: median [min - max]")
+    for name, base in pairs:
+        ratios = sorted(a / b for a, b in zip(rounds[name], rounds[base]))
+        print(f"{name:42} / {base:34} {statistics.median(ratios):5.2f}x [{ratios[0]:.2f} - {ratios[-1]:.2f}]")
 
 
 if __name__ == "__main__":

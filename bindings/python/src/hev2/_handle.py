@@ -71,7 +71,10 @@ class Winner:
         self.elapsed = elapsed  # seconds
 
     def __repr__(self) -> str:
-        return f"Winner(fd={self.fd}, family={self.family}, address={self.address!r}, port={self.port}, elapsed={self.elapsed})"
+        return (
+            f"Winner(fd={self.fd}, family={self.family}, address={self.address!r}, "
+            f"port={self.port}, elapsed={self.elapsed})"
+        )
 
 
 def milliseconds(value: float | None, *, zero_to_1ms: bool = False) -> int:
