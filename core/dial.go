@@ -8,7 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/hev2/hev2/core/internal/netio"
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // MaxHostLen is the longest host name accepted (RFC 1035's 253 characters
@@ -34,11 +36,7 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 		// Already canceled: not a single syscall.
 		return nil, &Error{Host: host, Port: port, Cause: err, Canceled: err}
 	}
-	r := &race{d: d, host: host, box: newInbox(), start: time.Now()}
-	if d.LocalAddr.IsValid() || d.LocalPort != 0 {
-		r.local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)
-	}
-	cfg := MachineConfig{
+	cfg := race.MachineConfig{
 		Host:                    host,
 		Port:                    port,
 		ResolutionDelay:         d.resolutionDelay(),
@@ -48,7 +46,6 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 		ConnectTimeout:          d.ConnectTimeout,
 		OpenTimeout:             d.OpenTimeout,
 		Serial:                  d.DisableFastFallback,
-		Sort:                    r.sortRFC6724,
 		Trace:                   d.Trace,
 	}
 	want := d.wantedFamily()
@@ -65,12 +62,24 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 			return nil, &Error{Host: host, Port: port, Cause: &ResolveError{Host: host, Family: want, Code: code}}
 		}
 	} else if want == FamilyUnspec {
-		cfg.Families = lookupFamilies[:]
+		cfg.Families = race.LookupFamilies[:]
 	} else {
 		cfg.Families = []Family{want}
 	}
-	r.m = NewMachine(cfg)
-	return r.run(ctx)
+	return netio.Dial(ctx, cfg, d.params())
+}
+
+// params are what the drivers need of the Dialer besides the race's
+// configuration.
+func (d *Dialer) params() *netio.Params {
+	p := &netio.Params{
+		Resolver: d.resolver(),
+		Socket:   netio.SocketOptions{NoDelay: d.NoDelay, KeepAlive: d.KeepAlive, Blocking: d.BlockingFD},
+	}
+	if d.LocalAddr.IsValid() || d.LocalPort != 0 {
+		p.Local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)
+	}
+	return p
 }
 
 // staticAddrs returns the addresses of an IP literal or a Hosts entry.

@@ -7,15 +7,6 @@ import (
 	"time"
 )
 
-// RFC 8305 defaults and the bounds the RFC gives for the attempt delay.
-const (
-	DefaultResolutionDelay         = 50 * time.Millisecond
-	DefaultConnectionAttemptDelay  = 250 * time.Millisecond
-	MinConnectionAttemptDelay      = 10 * time.Millisecond
-	MaxConnectionAttemptDelay      = 2 * time.Second
-	DefaultFirstAddressFamilyCount = 1
-)
-
 // Dialer holds the options of a Happy Eyeballs connection. Its zero value is
 // ready to use with the RFC 8305 defaults, like net.Dialer's.
 type Dialer struct {

@@ -2,6 +2,7 @@ package core
 
 import (
 	"net"
+	"net/netip"
 	"os"
 	"runtime"
 	"strconv"
@@ -26,7 +27,7 @@ func openFDs(t *testing.T) int {
 // check waits for the counts to settle before failing.
 func checkLeaks(t *testing.T) {
 	t.Helper()
-	_ = sharedPoller.init() // the shared poller lives for the process
+	_ = Init() // the shared poller lives for the process
 	fds, gs := openFDs(t), runtime.NumGoroutine()
 	t.Cleanup(func() {
 		deadline := time.Now().Add(2 * time.Second)
@@ -122,4 +123,12 @@ func roundTrip(t *testing.T, fd int) {
 	if err != nil || string(buf[:n]) != "ping" {
 		t.Fatalf("echo: %q %v", buf[:n], err)
 	}
+}
+
+func mustAddrs(s ...string) []netip.Addr {
+	out := make([]netip.Addr, len(s))
+	for i, x := range s {
+		out[i] = netip.MustParseAddr(x)
+	}
+	return out
 }

@@ -3,6 +3,8 @@ package core
 import (
 	"context"
 	"net/netip"
+
+	"github.com/hev2/hev2/core/internal/resolve"
 )
 
 // Resolver looks up the addresses of a host for one address family.
@@ -23,3 +25,33 @@ type ResolverFunc func(ctx context.Context, host string, family Family) ([]netip
 func (f ResolverFunc) LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error) {
 	return f(ctx, host, family)
 }
+
+// The two resolvers hev2 ships (core/internal/resolve), named here.
+type (
+	// SystemResolver resolves with getaddrinfo(3), one call per family on
+	// a thread of a bounded pool; a canceled call is abandoned.
+	SystemResolver = resolve.SystemResolver
+	// SystemResolverStats counts what a SystemResolver is doing.
+	SystemResolverStats = resolve.SystemResolverStats
+	// DNSResolver is the built-in DNS client: truly cancellable, pointed
+	// at resolv.conf's name servers or the caller's.
+	DNSResolver = resolve.DNSResolver
+	// DNSConfig configures a DNSResolver.
+	DNSConfig = resolve.DNSConfig
+)
+
+// DefaultMaxInFlight bounds the getaddrinfo calls of a SystemResolver
+// whose MaxInFlight is 0.
+const DefaultMaxInFlight = resolve.DefaultMaxInFlight
+
+// DefaultSystemResolver is the process-wide system resolver.
+var DefaultSystemResolver = resolve.DefaultSystemResolver
+
+// NewSystemResolver returns a system resolver with its own bound on calls
+// in flight (0: DefaultMaxInFlight).
+func NewSystemResolver(maxInFlight int) *SystemResolver {
+	return resolve.NewSystemResolver(maxInFlight)
+}
+
+// NewDNSResolver returns a built-in resolver, or the error in cfg.
+func NewDNSResolver(cfg DNSConfig) (*DNSResolver, error) { return resolve.NewDNSResolver(cfg) }

@@ -1,7 +1,9 @@
 # resolvers: the system resolver (getaddrinfo per family on bounded C
-# threads) and the built-in DNS resolver. Their unit tests live in core/ and
-# run with test-core; the tests here need network namespaces (getaddrinfo is
-# only ever run inside one of the project's own, against a test DNS server).
+# threads) and the built-in DNS resolver. Their unit tests live in
+# core/internal/resolve and run with test-core; the tests here
+# (core/internal/resolve/resolvertest) need network namespaces (getaddrinfo
+# is only ever run inside one of the project's own, against a test DNS
+# server).
 # The scenario suite runs with each resolver in test-testbed.
 BUILD_TARGETS += $(BUILD)/hev2-resolve
 TEST_TARGETS  += test-resolvers
@@ -9,24 +11,23 @@ BENCH_TARGETS += bench-resolvers
 DEB_PACKAGES  += iproute2 gcc libc6-dev
 
 .PHONY: test-resolvers bench-resolvers
-# internal/resolvertest runs twice: every test without -race (the race
+# core/internal/resolve/resolvertest runs twice: every test without -race (the race
 # detector cannot hold the 10,000 concurrent lookups of the flood test), then
 # every other test with -race (its children are race-enabled too).
 test-resolvers:
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
-	@out=$$(gofmt -l internal/resolvertest internal/testdns cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./internal/resolvertest/... ./internal/testdns ./cmd/hev2-resolve
-	$(GO) test -race -count=1 -run 'System|DNS|Hosts|ResolvConf|Flight' ./core/
-	$(GO) test -count=1 -v ./internal/resolvertest/
-	$(GO) test -race -count=1 -skip 'Flood' ./internal/resolvertest/
+	@out=$$(gofmt -l core/internal/resolve/resolvertest internal/testdns cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./core/internal/resolve/resolvertest/... ./internal/testdns ./cmd/hev2-resolve
+	$(GO) test -count=1 -v ./core/internal/resolve/resolvertest/
+	$(GO) test -race -count=1 -skip 'Flood' ./core/internal/resolve/resolvertest/
 
 # The plain C baseline of the benchmarks.
-$(BUILD)/gai_loop: internal/resolvertest/cbench/gai_loop.c
+$(BUILD)/gai_loop: core/internal/resolve/resolvertest/cbench/gai_loop.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
 bench-resolvers: $(BUILD)/gai_loop
-	$(GO) build -o $(BUILD)/resolverbench ./internal/resolvertest/resolverbench
+	$(GO) build -o $(BUILD)/resolverbench ./core/internal/resolve/resolvertest/resolverbench
 	$(BUILD)/resolverbench -gai-loop $(BUILD)/gai_loop
 
 # hev2-resolve: look a name up as hev2 does (both families at once) and

@@ -1,30 +1,55 @@
-package core
+package netio
 
 import (
 	"context"
 	"net/netip"
 	"time"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // eventAttemptReady is the poller's internal signal that an attempt's
 // socket is ready; the race reads the outcome itself (only the race's own
 // goroutine touches its fds, so an fd is never read after it was closed).
-const eventAttemptReady EventKind = 0xff
+const eventAttemptReady race.EventKind = 0xff
 
-// race drives one Machine with real resolvers, sockets, epoll and a timer.
-// It runs on the caller's goroutine; resolvers run on their own.
-type race struct {
-	d       *Dialer
-	m       *Machine
+// Resolver is what a driver asks of a resolver; core.Resolver is the same
+// interface.
+type Resolver interface {
+	LookupFamily(ctx context.Context, host string, family race.Family) ([]netip.Addr, error)
+}
+
+// Params are a connection's inputs besides the machine's configuration.
+type Params struct {
+	Resolver Resolver
+	// Local is bound before connecting when its address is valid or its
+	// port is not 0.
+	Local  netip.AddrPort
+	Socket SocketOptions
+}
+
+// Dial plays one race to its end on the calling goroutine: attempts are
+// watched by the shared poller, lookups run on goroutines of their own.
+func Dial(ctx context.Context, cfg race.MachineConfig, p *Params) (*race.Result, error) {
+	r := &asyncRace{p: p, host: cfg.Host, box: newInbox(), start: time.Now()}
+	cfg.Sort = r.sortRFC6724
+	r.m = race.NewMachine(cfg)
+	return r.run(ctx)
+}
+
+// asyncRace drives one Machine with real resolvers, sockets, epoll and a
+// timer. It runs on the caller's goroutine; resolvers run on their own.
+type asyncRace struct {
+	p       *Params
+	m       *race.Machine
 	host    string
 	box     *inbox
 	start   time.Time
-	local   netip.AddrPort
 	lookups [2]context.CancelFunc
 	fds     []int    // per attempt; -1 once closed or handed over
 	tokens  []uint64 // per attempt's poller registration
 	timer   *time.Timer
-	pending []Event // events produced while performing actions
+	pending []race.Event // events produced while performing actions
 	sources []sourceEntry
 }
 
@@ -33,14 +58,14 @@ type sourceEntry struct {
 	ok       bool
 }
 
-func (r *race) now() time.Duration { return time.Since(r.start) }
+func (r *asyncRace) now() time.Duration { return time.Since(r.start) }
 
 // run plays the race to its end and returns the winner or the error.
-func (r *race) run(ctx context.Context) (*Result, error) {
+func (r *asyncRace) run(ctx context.Context) (*race.Result, error) {
 	defer r.cleanup()
 	acts := r.m.Start(0)
 	canceled := false
-	var batch []Event
+	var batch []race.Event
 	for {
 		if res, err, done := r.perform(ctx, acts); done {
 			return res, err
@@ -65,7 +90,7 @@ func (r *race) run(ctx context.Context) (*Result, error) {
 		batch = r.box.takeInto(batch)
 		if !canceled && ctx.Err() != nil {
 			canceled = true
-			batch = append(batch, Event{Kind: EventCancel, Err: context.Cause(ctx)})
+			batch = append(batch, race.Event{Kind: race.EventCancel, Err: context.Cause(ctx)})
 		}
 		batch = r.resolveReadiness(batch)
 		acts = r.m.Step(r.now(), batch...)
@@ -74,22 +99,22 @@ func (r *race) run(ctx context.Context) (*Result, error) {
 
 // perform carries out the machine's actions. It reports done with the
 // outcome once the machine has decided.
-func (r *race) perform(ctx context.Context, acts []Action) (*Result, error, bool) {
+func (r *asyncRace) perform(ctx context.Context, acts []race.Action) (*race.Result, error, bool) {
 	for _, a := range acts {
 		switch a.Kind {
-		case ActionStartLookup:
+		case race.ActionStartLookup:
 			r.startLookup(ctx, a.Family)
-		case ActionCancelLookup:
-			if cancel := r.lookups[familyIndex(a.Family)]; cancel != nil {
+		case race.ActionCancelLookup:
+			if cancel := r.lookups[race.FamilyIndex(a.Family)]; cancel != nil {
 				cancel()
 			}
-		case ActionStartAttempt:
+		case race.ActionStartAttempt:
 			r.startAttempt(a.Attempt, a.Addr)
-		case ActionCloseAttempt:
+		case race.ActionCloseAttempt:
 			r.closeAttempt(a.Attempt)
-		case ActionArmTimer:
+		case race.ActionArmTimer:
 			r.armTimer(a.At)
-		case ActionDone:
+		case race.ActionDone:
 			if a.Err != nil {
 				return nil, a.Err, true
 			}
@@ -100,37 +125,37 @@ func (r *race) perform(ctx context.Context, acts []Action) (*Result, error, bool
 	return nil, nil, false
 }
 
-func (r *race) startLookup(ctx context.Context, f Family) {
+func (r *asyncRace) startLookup(ctx context.Context, f race.Family) {
 	lctx, cancel := context.WithCancel(ctx)
-	r.lookups[familyIndex(f)] = cancel
-	res, host, box := r.d.resolver(), r.host, r.box
+	r.lookups[race.FamilyIndex(f)] = cancel
+	res, host, box := r.p.Resolver, r.host, r.box
 	go func() {
 		addrs, err := res.LookupFamily(lctx, host, f)
-		box.push(Event{Kind: EventLookupDone, Family: f, Addrs: addrs, Err: err})
+		box.push(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
 	}()
 }
 
-func (r *race) startAttempt(id int, addr netip.AddrPort) {
+func (r *asyncRace) startAttempt(id int, addr netip.AddrPort) {
 	for len(r.fds) <= id {
 		r.fds = append(r.fds, -1)
 		r.tokens = append(r.tokens, 0)
 	}
-	fd, connected, err := startConnect(addr, r.local)
+	fd, connected, err := startConnect(addr, r.p.Local)
 	if err != nil {
-		r.pending = append(r.pending, Event{Kind: EventAttemptDone, Attempt: id, Err: err})
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
 		return
 	}
 	r.fds[id] = fd
 	if connected {
-		r.pending = append(r.pending, Event{Kind: EventAttemptDone, Attempt: id})
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id})
 		return
 	}
 	box := r.box
 	token, err := sharedPoller.register(fd, func() {
-		box.push(Event{Kind: eventAttemptReady, Attempt: id})
+		box.push(race.Event{Kind: eventAttemptReady, Attempt: id})
 	})
 	if err != nil {
-		r.pending = append(r.pending, Event{Kind: EventAttemptDone, Attempt: id, Err: err})
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
 		return
 	}
 	r.tokens[id] = token
@@ -139,7 +164,7 @@ func (r *race) startAttempt(id int, addr netip.AddrPort) {
 // resolveReadiness turns the poller's readiness signals into outcomes, read
 // with one getsockopt(SO_ERROR) each; signals for closed attempts are
 // dropped.
-func (r *race) resolveReadiness(batch []Event) []Event {
+func (r *asyncRace) resolveReadiness(batch []race.Event) []race.Event {
 	out := batch[:0]
 	for _, ev := range batch {
 		if ev.Kind == eventAttemptReady {
@@ -148,14 +173,14 @@ func (r *race) resolveReadiness(batch []Event) []Event {
 				continue
 			}
 			r.tokens[ev.Attempt] = 0
-			ev = Event{Kind: EventAttemptDone, Attempt: ev.Attempt, Err: connectResult(fd)}
+			ev = race.Event{Kind: race.EventAttemptDone, Attempt: ev.Attempt, Err: connectResult(fd)}
 		}
 		out = append(out, ev)
 	}
 	return out
 }
 
-func (r *race) closeAttempt(id int) {
+func (r *asyncRace) closeAttempt(id int) {
 	if id >= len(r.fds) || r.fds[id] < 0 {
 		return
 	}
@@ -167,7 +192,7 @@ func (r *race) closeAttempt(id int) {
 	r.fds[id] = -1
 }
 
-func (r *race) armTimer(at time.Duration) {
+func (r *asyncRace) armTimer(at time.Duration) {
 	if at < 0 {
 		if r.timer != nil {
 			r.timer.Stop()
@@ -184,19 +209,19 @@ func (r *race) armTimer(at time.Duration) {
 
 // handOver gives the winner to the caller: from here on hev2 never touches
 // the fd again.
-func (r *race) handOver(id int) (*Result, error) {
+func (r *asyncRace) handOver(id int) (*race.Result, error) {
 	fd := r.fds[id]
 	if r.tokens[id] != 0 {
 		sharedPoller.forget(r.tokens[id])
 		r.tokens[id] = 0
 	}
 	r.fds[id] = -1
-	if err := applySocketOptions(fd, r.d); err != nil {
+	if err := applySocketOptions(fd, &r.p.Socket); err != nil {
 		closeFD(fd)
 		return nil, err
 	}
 	attempts := r.m.Attempts()
-	return &Result{
+	return &race.Result{
 		FD:       fd,
 		Addr:     attempts[id].Addr,
 		Elapsed:  r.now(),
@@ -207,7 +232,7 @@ func (r *race) handOver(id int) (*Result, error) {
 
 // cleanup releases whatever the race still holds; after a decided race
 // there is nothing left, so this is a safety net.
-func (r *race) cleanup() {
+func (r *asyncRace) cleanup() {
 	for id := range r.fds {
 		r.closeAttempt(id)
 	}
@@ -223,8 +248,8 @@ func (r *race) cleanup() {
 
 // sortRFC6724 sorts with source addresses asked of the kernel, once per
 // destination per race.
-func (r *race) sortRFC6724(addrs []netip.Addr) []netip.Addr {
-	return SortRFC6724(addrs, func(dst netip.Addr) (netip.Addr, bool) {
+func (r *asyncRace) sortRFC6724(addrs []netip.Addr) []netip.Addr {
+	return race.SortRFC6724(addrs, func(dst netip.Addr) (netip.Addr, bool) {
 		for _, e := range r.sources {
 			if e.dst == dst {
 				return e.src, e.ok

@@ -1,19 +1,23 @@
-package core
+package netio
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/hev2/hev2/core/internal/race"
+)
 
 // inbox collects events from resolver goroutines and the poller for one
 // race. The race takes everything that is there at once, so events that
 // arrive together are handled in one turn.
 type inbox struct {
 	mu     sync.Mutex
-	events []Event
+	events []race.Event
 	wake   chan struct{} // capacity 1: "something is waiting"
 }
 
 func newInbox() *inbox { return &inbox{wake: make(chan struct{}, 1)} }
 
-func (b *inbox) push(ev Event) {
+func (b *inbox) push(ev race.Event) {
 	b.mu.Lock()
 	b.events = append(b.events, ev)
 	b.mu.Unlock()
@@ -24,7 +28,7 @@ func (b *inbox) push(ev Event) {
 }
 
 // takeInto appends every waiting event to dst.
-func (b *inbox) takeInto(dst []Event) []Event {
+func (b *inbox) takeInto(dst []race.Event) []race.Event {
 	b.mu.Lock()
 	dst = append(dst, b.events...)
 	b.events = b.events[:0]

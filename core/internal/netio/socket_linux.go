@@ -1,4 +1,4 @@
-package core
+package netio
 
 import (
 	"net"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // sockaddrOf converts an address for the kernel. A zone (fe80::1%eth0) is
@@ -74,7 +76,7 @@ func bindLocal(fd, family int, local netip.AddrPort) error {
 	}
 	if err := unix.Bind(fd, sa); err != nil {
 		errno, _ := err.(unix.Errno)
-		return &BindError{Local: local, Err: errno}
+		return &race.BindError{Local: local, Err: errno}
 	}
 	return nil
 }
@@ -124,9 +126,15 @@ func kernelSource(dst netip.Addr) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// applySocketOptions sets what the caller asked for on the winner, and
-// nothing else: each option is a syscall.
-func applySocketOptions(fd int, d *Dialer) error {
+// SocketOptions are set on the winner, and nothing else: each costs a
+// syscall.
+type SocketOptions struct {
+	NoDelay   bool          // TCP_NODELAY
+	KeepAlive time.Duration // > 0: SO_KEEPALIVE with this idle time
+	Blocking  bool          // clear O_NONBLOCK
+}
+
+func applySocketOptions(fd int, d *SocketOptions) error {
 	if d.NoDelay {
 		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
 			return err
@@ -144,7 +152,7 @@ func applySocketOptions(fd int, d *Dialer) error {
 			return err
 		}
 	}
-	if d.BlockingFD {
+	if d.Blocking {
 		if err := unix.SetNonblock(fd, false); err != nil {
 			return err
 		}

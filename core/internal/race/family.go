@@ -1,4 +1,4 @@
-package core
+package race
 
 import "net/netip"
 
@@ -37,14 +37,14 @@ func FamilyOf(a netip.Addr) Family {
 	return IPv6
 }
 
-// familyIndex maps IPv6 to 0 and IPv4 to 1: the order RFC 8305 queries them in,
+// FamilyIndex maps IPv6 to 0 and IPv4 to 1: the order RFC 8305 queries them in,
 // and the index of per-family arrays such as Result.Lookups.
-func familyIndex(f Family) int {
+func FamilyIndex(f Family) int {
 	if f == IPv6 {
 		return 0
 	}
 	return 1
 }
 
-// lookupFamilies is the RFC 8305 query order: AAAA first, then A.
-var lookupFamilies = [2]Family{IPv6, IPv4}
+// LookupFamilies is the RFC 8305 query order: AAAA first, then A.
+var LookupFamilies = [2]Family{IPv6, IPv4}

@@ -1,4 +1,4 @@
-package core
+package race
 
 import (
 	"net/netip"
@@ -78,7 +78,7 @@ func (m *Machine) Start(now time.Duration) []Action {
 		m.addAddrs(m.cfg.Static)
 	} else {
 		for _, f := range m.cfg.Families {
-			l := &m.lookups[familyIndex(f)]
+			l := &m.lookups[FamilyIndex(f)]
 			l.pending = true
 			l.info = LookupInfo{Family: f, Started: true}
 			m.emit(Action{Kind: ActionStartLookup, Family: f})
@@ -133,7 +133,7 @@ func (m *Machine) apply(now time.Duration, ev *Event) {
 }
 
 func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, err error) {
-	l := &m.lookups[familyIndex(f)]
+	l := &m.lookups[FamilyIndex(f)]
 	if !l.pending || m.done {
 		return // canceled or timed out earlier: the answer is no longer wanted
 	}

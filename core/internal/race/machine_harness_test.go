@@ -1,4 +1,4 @@
-package core
+package race
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func testConfig() MachineConfig {
 	return MachineConfig{
 		Host:                    "example.test",
 		Port:                    443,
-		Families:                lookupFamilies[:],
+		Families:                LookupFamilies[:],
 		ResolutionDelay:         DefaultResolutionDelay,
 		ConnectionAttemptDelay:  DefaultConnectionAttemptDelay,
 		FirstAddressFamilyCount: 1,

@@ -1,4 +1,4 @@
-package core
+package race
 
 import (
 	"net/netip"

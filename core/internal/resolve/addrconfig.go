@@ -1,4 +1,4 @@
-package core
+package resolve
 
 import (
 	"net"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // hostFamilies knows which address families this host can reach the world
@@ -58,14 +60,14 @@ func (h *hostFamilies) load() uint32 {
 }
 
 // wants reports whether a lookup of family is worth making.
-func (h *hostFamilies) wants(family Family) bool {
+func (h *hostFamilies) wants(family race.Family) bool {
 	s := h.load()
 	if s&familiesKnown == 0 || s&(familiesHaveIPv4|familiesHaveIPv6) == 0 {
 		// Unknown, or loopback-only: nothing to narrow on; names such as
 		// localhost must still resolve in both families.
 		return true
 	}
-	if family == IPv6 {
+	if family == race.IPv6 {
 		return s&familiesHaveIPv6 != 0
 	}
 	return s&familiesHaveIPv4 != 0

@@ -1,4 +1,4 @@
-package core
+package resolve
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 
 	"github.com/miekg/dns"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // DNSResolver is hev2's own stub resolver. Unlike getaddrinfo it is really
@@ -33,19 +35,19 @@ type DNSResolver struct {
 }
 
 // LookupFamily implements Resolver.
-func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error) {
-	if family != IPv4 && family != IPv6 {
-		return nil, &ResolveError{Host: host, Family: family, Code: EAI_FAMILY}
+func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family race.Family) ([]netip.Addr, error) {
+	if family != race.IPv4 && family != race.IPv6 {
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_FAMILY}
 	}
 	if addr, err := netip.ParseAddr(host); err == nil {
-		if FamilyOf(addr) != family {
-			return nil, &ResolveError{Host: host, Family: family, Code: EAI_ADDRFAMILY}
+		if race.FamilyOf(addr) != family {
+			return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY}
 		}
 		return []netip.Addr{addr}, nil
 	}
 	name := strings.ToLower(strings.TrimSuffix(host, "."))
 	if _, ok := dns.IsDomainName(name); !ok || name == "" || strings.HasSuffix(host, "..") {
-		return nil, &ResolveError{Host: host, Family: family, Code: EAI_NONAME}
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_NONAME}
 	}
 	if r.hosts != nil {
 		if addrs := r.hosts.lookup(name, family); len(addrs) > 0 {
@@ -54,20 +56,20 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family Fami
 	}
 	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		// RFC 6761 6.3: localhost is loopback and never asked of DNS.
-		if family == IPv6 {
+		if family == race.IPv6 {
 			return []netip.Addr{netip.IPv6Loopback()}, nil
 		}
 		return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}, nil
 	}
 	if r.addrConfig && !localFamilies.wants(family) {
 		r.stats.skipped.Add(1)
-		return nil, &ResolveError{Host: host, Family: family, Code: EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	qtype := dns.TypeA
-	if family == IPv6 {
+	if family == race.IPv6 {
 		qtype = dns.TypeAAAA
 	}
 	// Like res_search: try every candidate name; report NODATA if any
@@ -84,21 +86,21 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family Fami
 		switch code {
 		case 0:
 			return addrs, nil
-		case EAI_NODATA:
+		case race.EAI_NODATA:
 			noData = true
-		case EAI_AGAIN:
+		case race.EAI_AGAIN:
 			again, lastErr = true, err
-		case EAI_FAIL:
-			return nil, &ResolveError{Host: host, Family: family, Code: EAI_FAIL, Err: err}
+		case race.EAI_FAIL:
+			return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_FAIL, Err: err}
 		}
 	}
-	code := EAI_NONAME
+	code := race.EAI_NONAME
 	if noData {
-		code = EAI_NODATA
+		code = race.EAI_NODATA
 	} else if again {
-		code = EAI_AGAIN
+		code = race.EAI_AGAIN
 	}
-	return nil, &ResolveError{Host: host, Family: family, Code: code, Err: lastErr}
+	return nil, &race.ResolveError{Host: host, Family: family, Code: code, Err: lastErr}
 }
 
 // candidates lists the names to ask, in resolv.conf(5)'s order: the name
@@ -158,24 +160,24 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 			case dns.RcodeSuccess:
 				addrs := answerAddrs(resp, qtype)
 				if len(addrs) == 0 {
-					return nil, EAI_NODATA, nil
+					return nil, race.EAI_NODATA, nil
 				}
 				return addrs, 0, nil
 			case dns.RcodeNameError:
-				return nil, EAI_NONAME, nil
+				return nil, race.EAI_NONAME, nil
 
 			case dns.RcodeServerFailure, dns.RcodeRefused:
 				// Another server may know better (glibc moves on too).
 				lastErr = fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
 			default:
-				return nil, EAI_FAIL, fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
+				return nil, race.EAI_FAIL, fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
 			}
 		}
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no answer")
 	}
-	return nil, EAI_AGAIN, lastErr
+	return nil, race.EAI_AGAIN, lastErr
 }
 
 // answerAddrs collects the records of qtype (a CNAME chain's targets come

@@ -1,4 +1,4 @@
-package core
+package resolve
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hev2/hev2/core/internal/race"
 	"github.com/hev2/hev2/internal/testdns"
 	"github.com/miekg/dns"
 )
@@ -42,7 +43,7 @@ func newTestDNS(t *testing.T, resolvConf string, cfg DNSConfig) (*DNSResolver, *
 	}
 	cfg.Nameservers = append(cfg.Nameservers, srv.Addr.String())
 	// Whatever this machine's addresses, ask for both families (the
-	// policy is tested in namespaces, in internal/resolvertest).
+	// policy is tested in namespaces, in core/internal/resolve/resolvertest).
 	cfg.NoAddrConfig = true
 	r, err := NewDNSResolver(cfg)
 	if err != nil {
@@ -57,15 +58,15 @@ func TestDNSResolverAnswers(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
 		host   string
-		family Family
+		family race.Family
 		want   netip.Addr
 	}{
-		{"both.test", IPv6, testV6},
-		{"BOTH.test.", IPv4, testV4},
-		{"pinned.test", IPv4, netip.MustParseAddr("198.18.0.7")},
-		{"pinned.test", IPv6, netip.MustParseAddr("2001:db8::7")},
-		{"localhost", IPv6, netip.IPv6Loopback()},
-		{"a.localhost", IPv4, netip.MustParseAddr("127.0.0.1")},
+		{"both.test", race.IPv6, testV6},
+		{"BOTH.test.", race.IPv4, testV4},
+		{"pinned.test", race.IPv4, netip.MustParseAddr("198.18.0.7")},
+		{"pinned.test", race.IPv6, netip.MustParseAddr("2001:db8::7")},
+		{"localhost", race.IPv6, netip.IPv6Loopback()},
+		{"a.localhost", race.IPv4, netip.MustParseAddr("127.0.0.1")},
 	} {
 		addrs, err := r.LookupFamily(ctx, c.host, c.family)
 		if err != nil || !slices.Equal(addrs, []netip.Addr{c.want}) {
@@ -87,15 +88,15 @@ func TestDNSResolverErrorCodes(t *testing.T) {
 		host string
 		code int
 	}{
-		{"nxdomain.test", EAI_NONAME},
-		{"nodata.test", EAI_NODATA},
-		{"servfail.test", EAI_AGAIN},
-		{"notimp.test", EAI_FAIL},
-		{"silent.test", EAI_AGAIN},
-		{"bad..name", EAI_NONAME},
+		{"nxdomain.test", race.EAI_NONAME},
+		{"nodata.test", race.EAI_NODATA},
+		{"servfail.test", race.EAI_AGAIN},
+		{"notimp.test", race.EAI_FAIL},
+		{"silent.test", race.EAI_AGAIN},
+		{"bad..name", race.EAI_NONAME},
 	} {
 		start := time.Now()
-		_, err := r.LookupFamily(context.Background(), c.host, IPv6)
+		_, err := r.LookupFamily(context.Background(), c.host, race.IPv6)
 		wantCode(t, err, c.code)
 		if c.host == "silent.test" {
 			if took := time.Since(start); took < 200*time.Millisecond || took > time.Second {
@@ -120,7 +121,7 @@ func TestDNSResolverPerFamilyTiming(t *testing.T) {
 	var wg sync.WaitGroup
 	var took [2]time.Duration
 	start := time.Now()
-	for i, f := range lookupFamilies {
+	for i, f := range race.LookupFamilies {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -143,7 +144,7 @@ func TestDNSResolverPerFamilyTiming(t *testing.T) {
 func TestDNSResolverTCPFallback(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{})
 	srv.Set("big.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}, Truncate: true})
-	addrs, err := r.LookupFamily(context.Background(), "big.test", IPv4)
+	addrs, err := r.LookupFamily(context.Background(), "big.test", race.IPv4)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("truncated answer: %v %v", addrs, err)
 	}
@@ -157,7 +158,7 @@ func TestDNSResolverTCPFallback(t *testing.T) {
 func TestDNSResolverNoEDNSServer(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{})
 	srv.Set("old.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}, RejectEDNS: true})
-	addrs, err := r.LookupFamily(context.Background(), "old.test", IPv4)
+	addrs, err := r.LookupFamily(context.Background(), "old.test", race.IPv4)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("old server: %v %v", addrs, err)
 	}
@@ -169,7 +170,7 @@ func TestDNSResolverNoEDNSServer(t *testing.T) {
 func TestDNSResolverSearchList(t *testing.T) {
 	r, srv := newTestDNS(t, "search corp.test lab.test\noptions ndots:2\n", DNSConfig{})
 	srv.Set("db.lab.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
-	addrs, err := r.LookupFamily(context.Background(), "db", IPv4)
+	addrs, err := r.LookupFamily(context.Background(), "db", race.IPv4)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("db via search: %v %v", addrs, err)
 	}
@@ -198,7 +199,7 @@ func TestDNSResolverCancelStops(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := r.LookupFamily(ctx, "silent.test", IPv6)
+	_, err := r.LookupFamily(ctx, "silent.test", race.IPv6)
 	returned := time.Since(start)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
@@ -268,7 +269,7 @@ func TestDNSResolverFailover(t *testing.T) {
 	r, srv := newTestDNS(t, "", DNSConfig{Nameservers: []string{silent.Addr.String()}, Timeout: 100 * time.Millisecond, Attempts: 1})
 	srv.Set("x.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
 	start := time.Now()
-	addrs, err := r.LookupFamily(context.Background(), "x.test", IPv4)
+	addrs, err := r.LookupFamily(context.Background(), "x.test", race.IPv4)
 	took := time.Since(start)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("failover: %v %v", addrs, err)
@@ -283,7 +284,7 @@ func TestDNSResolverFailover(t *testing.T) {
 func TestDNSResolverReloadsResolvConf(t *testing.T) {
 	r, srv := newTestDNS(t, "search one.test\n", DNSConfig{})
 	srv.Set("db.two.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{testV4}})
-	if _, err := r.LookupFamily(context.Background(), "db", IPv4); err == nil {
+	if _, err := r.LookupFamily(context.Background(), "db", race.IPv4); err == nil {
 		t.Fatal("db found with search one.test")
 	}
 	recheck := func(content string) {
@@ -295,12 +296,12 @@ func TestDNSResolverReloadsResolvConf(t *testing.T) {
 		r.conf.mu.Unlock()
 	}
 	recheck("search three.test two.test\n")
-	addrs, err := r.LookupFamily(context.Background(), "db", IPv4)
+	addrs, err := r.LookupFamily(context.Background(), "db", race.IPv4)
 	if err != nil || !slices.Equal(addrs, []netip.Addr{testV4}) {
 		t.Fatalf("after the change: %v %v", addrs, err)
 	}
 	recheck("options ndots:x\n")
-	if _, err := r.LookupFamily(context.Background(), "db", IPv4); err != nil {
+	if _, err := r.LookupFamily(context.Background(), "db", race.IPv4); err != nil {
 		t.Errorf("a bad file replaced good settings: %v", err)
 	}
 }

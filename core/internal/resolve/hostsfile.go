@@ -1,4 +1,4 @@
-package core
+package resolve
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // hostsFile answers names from a hosts(5) file, re-reading it when it
@@ -25,7 +27,7 @@ type hostsFile struct {
 const hostsRecheck = time.Second
 
 // lookup returns the addresses of family listed for name, in file order.
-func (h *hostsFile) lookup(name string, family Family) []netip.Addr {
+func (h *hostsFile) lookup(name string, family race.Family) []netip.Addr {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if now := time.Now(); now.Sub(h.checked) >= hostsRecheck || h.checked.IsZero() {
@@ -34,7 +36,7 @@ func (h *hostsFile) lookup(name string, family Family) []netip.Addr {
 	}
 	var out []netip.Addr
 	for _, a := range h.names[strings.ToLower(strings.TrimSuffix(name, "."))] {
-		if FamilyOf(a) == family {
+		if race.FamilyOf(a) == family {
 			out = append(out, a)
 		}
 	}

@@ -1,10 +1,12 @@
-package core
+package resolve
 
 import (
 	"context"
 	"errors"
 	"net"
 	"net/netip"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // NetResolver resolves through Go's net.Resolver, one network ("ip6" or
@@ -14,13 +16,13 @@ type NetResolver struct {
 	Resolver *net.Resolver
 }
 
-func (r NetResolver) LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error) {
+func (r NetResolver) LookupFamily(ctx context.Context, host string, family race.Family) ([]netip.Addr, error) {
 	res := r.Resolver
 	if res == nil {
 		res = net.DefaultResolver
 	}
 	network := "ip4"
-	if family == IPv6 {
+	if family == race.IPv6 {
 		network = "ip6"
 	}
 	addrs, err := res.LookupNetIP(ctx, network, host)
@@ -28,31 +30,31 @@ func (r NetResolver) LookupFamily(ctx context.Context, host string, family Famil
 		return nil, netResolveError(host, family, err)
 	}
 	if len(addrs) == 0 {
-		return nil, &ResolveError{Host: host, Family: family, Code: EAI_NODATA}
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_NODATA}
 	}
 	return addrs, nil
 }
 
 // netResolveError maps a net.DNSError onto the getaddrinfo code a C caller
 // would have seen.
-func netResolveError(host string, family Family, err error) error {
+func netResolveError(host string, family race.Family, err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	code := EAI_FAIL
+	code := race.EAI_FAIL
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		switch {
 		case dnsErr.IsNotFound:
-			code = EAI_NONAME
+			code = race.EAI_NONAME
 		case dnsErr.IsTimeout, dnsErr.IsTemporary:
-			code = EAI_AGAIN
+			code = race.EAI_AGAIN
 		}
 	}
 	var addrErr *net.AddrError
 	if errors.As(err, &addrErr) {
 		// "no suitable address found": the name has addresses, none of this family.
-		code = EAI_NODATA
+		code = race.EAI_NODATA
 	}
-	return &ResolveError{Host: host, Family: family, Code: code, Err: err}
+	return &race.ResolveError{Host: host, Family: family, Code: code, Err: err}
 }

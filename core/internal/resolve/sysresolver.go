@@ -1,4 +1,4 @@
-package core
+package resolve
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // DefaultMaxInFlight bounds the getaddrinfo calls a SystemResolver runs at
@@ -76,24 +78,24 @@ func (r *SystemResolver) init() {
 var errFamilyNotConfigured = errors.New("skipped: this host has no usable address of that family")
 
 // LookupFamily implements Resolver.
-func (r *SystemResolver) LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error) {
+func (r *SystemResolver) LookupFamily(ctx context.Context, host string, family race.Family) ([]netip.Addr, error) {
 	r.once.Do(r.init)
-	if family != IPv4 && family != IPv6 {
-		return nil, &ResolveError{Host: host, Family: family, Code: EAI_FAMILY}
+	if family != race.IPv4 && family != race.IPv6 {
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_FAMILY}
 	}
 	if host == "" || strings.IndexByte(host, 0) >= 0 {
-		return nil, &ResolveError{Host: host, Family: family, Code: EAI_NONAME}
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_NONAME}
 	}
 	if addr, err := netip.ParseAddr(host); err == nil {
 		// A literal needs no thread: answer as getaddrinfo would.
-		if FamilyOf(addr) != family {
-			return nil, &ResolveError{Host: host, Family: family, Code: EAI_ADDRFAMILY}
+		if race.FamilyOf(addr) != family {
+			return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY}
 		}
 		return []netip.Addr{addr}, nil
 	}
 	if !r.NoAddrConfig && !localFamilies.wants(family) {
 		r.stats.skipped.Add(1)
-		return nil, &ResolveError{Host: host, Family: family, Code: EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -103,14 +105,14 @@ func (r *SystemResolver) LookupFamily(ctx context.Context, host string, family F
 
 func (res gaiResult) toGo(k flightKey) ([]netip.Addr, error) {
 	if res.code != 0 {
-		e := &ResolveError{Host: k.host, Family: k.family, Code: res.code}
-		if res.code == EAI_SYSTEM {
+		e := &race.ResolveError{Host: k.host, Family: k.family, Code: res.code}
+		if res.code == race.EAI_SYSTEM {
 			e.Errno = res.errno
 		}
 		return nil, e
 	}
 	if len(res.addrs) == 0 {
-		return nil, &ResolveError{Host: k.host, Family: k.family, Code: EAI_NODATA}
+		return nil, &race.ResolveError{Host: k.host, Family: k.family, Code: race.EAI_NODATA}
 	}
 	return res.addrs, nil
 }

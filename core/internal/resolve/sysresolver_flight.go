@@ -1,4 +1,4 @@
-package core
+package resolve
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"slices"
 	"syscall"
+
+	"github.com/hev2/hev2/core/internal/race"
 )
 
 // Identical lookups in flight at the same time share one getaddrinfo call
@@ -24,7 +26,7 @@ var errNoThread = errors.New("no thread for getaddrinfo")
 
 type flightKey struct {
 	host   string
-	family Family
+	family race.Family
 }
 
 type flightState uint8
@@ -129,7 +131,7 @@ func (r *SystemResolver) submit(k flightKey, f *flight) {
 		r.release()
 		r.stats.threadErrors.Add(1)
 		errno, _ := err.(syscall.Errno)
-		r.complete(k, f, nil, &ResolveError{Host: k.host, Family: k.family, Code: EAI_SYSTEM, Errno: errno, Err: errNoThread})
+		r.complete(k, f, nil, &race.ResolveError{Host: k.host, Family: k.family, Code: race.EAI_SYSTEM, Errno: errno, Err: errNoThread})
 	}
 }
 

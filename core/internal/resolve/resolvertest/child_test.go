@@ -23,7 +23,8 @@ import (
 	"time"
 
 	"github.com/hev2/hev2/core"
-	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/core/internal/resolve"
+	"github.com/hev2/hev2/core/internal/resolve/resolvertest"
 	"github.com/hev2/hev2/internal/testbed"
 )
 
@@ -107,7 +108,7 @@ func inChild(t testing.TB, ns commander, a childArgs, out any, files ...*os.File
 
 func runChild(a childArgs) (any, error) {
 	if a.IdleMS > 0 {
-		core.SetGAIThreadIdleTimeout(time.Duration(a.IdleMS) * time.Millisecond)
+		resolve.SetGAIThreadIdleTimeout(time.Duration(a.IdleMS) * time.Millisecond)
 	}
 	switch a.Mode {
 	case "lookup":
@@ -119,7 +120,7 @@ func runChild(a childArgs) (any, error) {
 	case "cancel":
 		return childCancel(a)
 	case "families":
-		v4, v6, known := core.AddrConfigFamilies()
+		v4, v6, known := resolve.AddrConfigFamilies()
 		return map[string]bool{"ipv4": v4, "ipv6": v6, "known": known}, nil
 	case "addrwatch":
 		return childAddrWatch(a)
@@ -257,7 +258,7 @@ func childFlood(a childArgs) (any, error) {
 			if n := resolvertest.OSThreads(); n > peak {
 				peak = n
 			}
-			if n := core.GAIThreads().Threads; n > rep.MaxPoolThreads {
+			if n := resolve.GAIThreads().Threads; n > rep.MaxPoolThreads {
 				rep.MaxPoolThreads = n
 			}
 			select {
@@ -325,7 +326,7 @@ func childCancel(a childArgs) (any, error) {
 	// Warm up so that the counts below only show this lookup (the
 	// netlink watcher is started by the first lookup that asks DNS).
 	r.LookupFamily(context.Background(), "localhost", core.IPv4)
-	core.AddrConfigFamilies()
+	resolve.AddrConfigFamilies()
 	waitPoolEmpty()
 	rep.Baseline, rep.GoroutinesBefore, rep.FDsBefore = resolvertest.OSThreads(), runtime.NumGoroutine(), openFDs()
 
@@ -365,14 +366,14 @@ func childCancel(a childArgs) (any, error) {
 // (the parent adds an IPv6 address meanwhile) and reports how long the
 // change took to be seen, then looks the host up.
 func childAddrWatch(a childArgs) (any, error) {
-	_, v6, _ := core.AddrConfigFamilies()
+	_, v6, _ := resolve.AddrConfigFamilies()
 	fmt.Printf("{\"ipv6\":%v}\n", v6)
 	var line string
 	fmt.Scanln(&line)
 	start := time.Now()
 	for !v6 && time.Since(start) < 5*time.Second {
 		time.Sleep(time.Millisecond)
-		_, v6, _ = core.AddrConfigFamilies()
+		_, v6, _ = resolve.AddrConfigFamilies()
 	}
 	seen := time.Since(start)
 	outs := lookupAll(context.Background(), core.DefaultSystemResolver, a)
@@ -382,7 +383,7 @@ func childAddrWatch(a childArgs) (any, error) {
 // waitPoolEmpty waits until every getaddrinfo thread has exited (children
 // run with a short idle timeout).
 func waitPoolEmpty() {
-	for deadline := time.Now().Add(10 * time.Second); core.GAIThreads().Threads > 0 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(10 * time.Second); resolve.GAIThreads().Threads > 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	// Let the last exiting thread leave the kernel's task list.

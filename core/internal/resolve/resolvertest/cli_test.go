@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/core/internal/resolve/resolvertest"
 	"github.com/hev2/hev2/internal/testdns"
 	"github.com/miekg/dns"
 )

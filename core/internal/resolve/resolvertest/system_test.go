@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hev2/hev2/core"
-	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/core/internal/resolve/resolvertest"
 	"github.com/hev2/hev2/internal/testdns"
 	"github.com/miekg/dns"
 )

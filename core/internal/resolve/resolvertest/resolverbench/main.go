@@ -29,7 +29,8 @@ import (
 	"time"
 
 	"github.com/hev2/hev2/core"
-	"github.com/hev2/hev2/internal/resolvertest"
+	"github.com/hev2/hev2/core/internal/resolve"
+	"github.com/hev2/hev2/core/internal/resolve/resolvertest"
 	"github.com/hev2/hev2/internal/testdns"
 )
 
@@ -181,10 +182,10 @@ func newResolver(name string) (core.Resolver, error) {
 	case "hev2-builtin":
 		return core.NewDNSResolver(core.DNSConfig{})
 	case "go-net":
-		return core.NetResolver{Resolver: &net.Resolver{PreferGo: true}}, nil
+		return resolve.NetResolver{Resolver: &net.Resolver{PreferGo: true}}, nil
 	case "go-net-cgo":
 		// getaddrinfo on the calling goroutine's thread (GODEBUG=netdns=cgo).
-		return core.NetResolver{Resolver: &net.Resolver{}}, nil
+		return resolve.NetResolver{Resolver: &net.Resolver{}}, nil
 	}
 	return nil, fmt.Errorf("unknown resolver %q", name)
 }
@@ -227,7 +228,7 @@ func runChild(mode, name string, benchtime time.Duration, lookups int) (any, err
 // process created meanwhile: the growth of its thread count plus the
 // getaddrinfo threads that exited (Go's own threads never exit).
 func countThreads(ctx context.Context, r core.Resolver, lookups, firstName int) threads {
-	before, poolBefore := resolvertest.OSThreads(), core.GAIThreads()
+	before, poolBefore := resolvertest.OSThreads(), resolve.GAIThreads()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	out := threads{Lookups: lookups}
@@ -254,7 +255,7 @@ func countThreads(ctx context.Context, r core.Resolver, lookups, firstName int) 
 	}
 	close(next)
 	wg.Wait()
-	after, poolAfter := resolvertest.OSThreads(), core.GAIThreads()
+	after, poolAfter := resolvertest.OSThreads(), resolve.GAIThreads()
 	exited := int(poolAfter.Created-poolBefore.Created) - (poolAfter.Threads - poolBefore.Threads)
 	out.Created = after - before + exited
 	out.Pool = int(poolAfter.Created - poolBefore.Created)

@@ -1,0 +1,5 @@
+// Package race is the Happy Eyeballs v2 race as a sans-I/O state machine
+// (Machine), with the types it produces: errors, results and trace events.
+// It never reads a clock, never sleeps and never touches a socket; a test
+// in package core enforces that it imports nothing that could.
+package race
