@@ -14,7 +14,7 @@ where it is looked for; ``HEV2_LIBRARY`` overrides).
 from __future__ import annotations
 
 from ._connect import create_connection
-from ._handle import CapacityError, check
+from ._handle import CapacityError, api, check
 from ._install import install, installed, uninstall
 from ._lib import LibraryError
 
@@ -67,16 +67,14 @@ def __dir__() -> list[str]:
 def init() -> None:
     """Loads the library and starts its runtime now (~4 ms) rather than on the
     first connection. Optional."""
-    from . import _abi
-
-    check(_abi.api().hev2_init())
+    check(api().hev2_init())
 
 
 def library_path() -> str:
     """The path of the loaded libhev2.so (loading it if needed)."""
-    from . import _abi, _lib
+    from . import _lib
 
-    _abi.api()
+    api()
     return _lib.library()[1]
 
 
@@ -84,17 +82,15 @@ def library_version() -> str:
     """The loaded library's version, "MAJOR.MINOR.PATCH"."""
     from . import _abi
 
-    return _abi.version_text(_abi.api().hev2_version())
+    return _abi.version_text(api().hev2_version())
 
 
 def set_max_handles(maximum: int) -> None:
     """Caps the connections running at once in this process (default 4096);
     beyond it create_connection raises CapacityError."""
-    from . import _abi
-
     if isinstance(maximum, bool) or not isinstance(maximum, int) or not 1 <= maximum <= 1_000_000:
         raise ValueError(f"maximum must be an int 1-1000000, got {maximum!r}")
-    check(_abi.api().hev2_set_max_handles(maximum))
+    check(api().hev2_set_max_handles(maximum))
 
 
 def stats() -> dict[str, int]:
@@ -105,5 +101,5 @@ def stats() -> dict[str, int]:
 
     s = _abi.StatsInfo()
     s.size = ctypes.sizeof(s)
-    check(_abi.api().hev2_stats(ctypes.byref(s)))
+    check(api().hev2_stats(ctypes.byref(s)))
     return {name: getattr(s, name) for name, _ in _abi.StatsInfo._fields_ if name != "size"}

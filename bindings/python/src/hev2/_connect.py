@@ -98,7 +98,7 @@ def create_connection(
     all_errors = bool(all_errors)
     outcome = connect_blocking(req)
     if not isinstance(outcome, Winner):
-        # Imported here: its dataclasses are only needed on failure.
+        # Not imported by `import hev2` (dataclasses); the first connection loaded it.
         from ._errors import to_exception
 
         raise to_exception(outcome, all_errors)

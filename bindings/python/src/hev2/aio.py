@@ -98,7 +98,7 @@ async def create_connection(
     req, all_errors, passed = _request(host, port, kwargs)
     outcome = await connect(req)
     if not isinstance(outcome, Winner):
-        # Imported here: its dataclasses are only needed on failure.
+        # Not imported by `import hev2` (dataclasses); the first connection loaded it.
         from ._errors import to_exception
 
         raise to_exception(outcome, all_errors)
