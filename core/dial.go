@@ -22,20 +22,31 @@ const MaxHostLen = 253
 // literal (brackets and an IPv6 zone allowed). On failure the error is an
 // *Error (or wraps ErrInvalidOptions) and every socket has been closed.
 func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result, error) {
-	if err := d.Validate(); err != nil {
+	cfg, err := d.raceConfig(host, port)
+	if err != nil {
 		return nil, err
 	}
-	if err := checkHost(host); err != nil {
-		return nil, err
-	}
-	if port == 0 {
-		return nil, invalid("port 0 cannot be connected to")
-	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	if err := context.Cause(ctx); err != nil {
 		// Already canceled: not a single syscall.
-		return nil, &Error{Host: host, Port: port, Cause: err, Canceled: err}
+		return nil, &Error{Host: cfg.Host, Port: port, Cause: err, Canceled: err}
 	}
+	return netio.Dial(ctx, cfg, d.params())
+}
+
+// raceConfig validates a connection's inputs and turns them into the race
+// machine's configuration. An IP literal or a static entry becomes the
+// complete address list (no lookup, no timer).
+func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error) {
+	if err := d.Validate(); err != nil {
+		return race.MachineConfig{}, err
+	}
+	if err := checkHost(host); err != nil {
+		return race.MachineConfig{}, err
+	}
+	if port == 0 {
+		return race.MachineConfig{}, invalid("port 0 cannot be connected to")
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	cfg := race.MachineConfig{
 		Host:                    host,
 		Port:                    port,
@@ -50,7 +61,6 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 	}
 	want := d.wantedFamily()
 	if static, ok := d.staticAddrs(host); ok {
-		// IP literals and static entries skip resolution and its timers.
 		cfg.Static = filterFamily(static, want)
 		if len(cfg.Static) == 0 {
 			// A static entry with no address has no data; one with
@@ -59,14 +69,14 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 			if len(static) > 0 {
 				code = EAI_ADDRFAMILY
 			}
-			return nil, &Error{Host: host, Port: port, Cause: &ResolveError{Host: host, Family: want, Code: code}}
+			return cfg, &Error{Host: host, Port: port, Cause: &ResolveError{Host: host, Family: want, Code: code}}
 		}
 	} else if want == FamilyUnspec {
 		cfg.Families = race.LookupFamilies[:]
 	} else {
 		cfg.Families = []Family{want}
 	}
-	return netio.Dial(ctx, cfg, d.params())
+	return cfg, nil
 }
 
 // params are what the drivers need of the Dialer besides the race's

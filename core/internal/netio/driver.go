@@ -32,7 +32,7 @@ type Params struct {
 // watched by the shared poller, lookups run on goroutines of their own.
 func Dial(ctx context.Context, cfg race.MachineConfig, p *Params) (*race.Result, error) {
 	r := &asyncRace{p: p, host: cfg.Host, box: newInbox(), start: time.Now()}
-	cfg.Sort = r.sortRFC6724
+	cfg.Sort = r.sources.sortRFC6724
 	r.m = race.NewMachine(cfg)
 	return r.run(ctx)
 }
@@ -50,12 +50,7 @@ type asyncRace struct {
 	tokens  []uint64 // per attempt's poller registration
 	timer   *time.Timer
 	pending []race.Event // events produced while performing actions
-	sources []sourceEntry
-}
-
-type sourceEntry struct {
-	dst, src netip.Addr
-	ok       bool
+	sources sourceCache
 }
 
 func (r *asyncRace) now() time.Duration { return time.Since(r.start) }
@@ -220,14 +215,7 @@ func (r *asyncRace) handOver(id int) (*race.Result, error) {
 		closeFD(fd)
 		return nil, err
 	}
-	attempts := r.m.Attempts()
-	return &race.Result{
-		FD:       fd,
-		Addr:     attempts[id].Addr,
-		Elapsed:  r.now(),
-		Lookups:  r.m.Lookups(),
-		Attempts: attempts,
-	}, nil
+	return newResult(r.m, id, fd, r.now()), nil
 }
 
 // cleanup releases whatever the race still holds; after a decided race
@@ -244,19 +232,4 @@ func (r *asyncRace) cleanup() {
 	if r.timer != nil {
 		r.timer.Stop()
 	}
-}
-
-// sortRFC6724 sorts with source addresses asked of the kernel, once per
-// destination per race.
-func (r *asyncRace) sortRFC6724(addrs []netip.Addr) []netip.Addr {
-	return race.SortRFC6724(addrs, func(dst netip.Addr) (netip.Addr, bool) {
-		for _, e := range r.sources {
-			if e.dst == dst {
-				return e.src, e.ok
-			}
-		}
-		src, ok := kernelSource(dst)
-		r.sources = append(r.sources, sourceEntry{dst, src, ok})
-		return src, ok
-	})
 }

@@ -8,14 +8,18 @@ import (
 )
 
 // Init makes the descriptors the engine keeps for the life of the process:
-// the shared epoll fd, and Go's runtime poller (its own epoll fd and
-// eventfd). Everything works without calling it, but a host that embeds the
-// engine should call it early: Go's runtime aborts the process if it has to
+// the shared epoll fd, the first wake fd of the caller-thread driver
+// (Driven), and Go's runtime poller (its own epoll fd and eventfd).
+// Everything works without calling it, but a host that embeds the engine
+// should call it early: Go's runtime aborts the process if it has to
 // create its poller (on the first timer or pollable fd) at a moment when no
 // fd is free, and a library must never take its host down that way. Init
 // returns EMFILE instead, and can be called again.
 func Init() error {
 	if err := bringUpRuntimePoller(); err != nil {
+		return err
+	}
+	if err := wakePool.reserve(); err != nil {
 		return err
 	}
 	return sharedPoller.init()

@@ -1,0 +1,265 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Both drivers play the same machine; on the same scripted network they
+// must reach the same outcome through the same steps. A network here is
+// loopback listeners that accept, refuse or drop SYNs, and a resolver whose
+// answers come after scripted delays.
+
+type scriptedAnswer struct {
+	after time.Duration
+	addrs []netip.Addr
+	code  int // a getaddrinfo failure instead of addrs
+}
+
+func scriptedResolver(answers map[Family]scriptedAnswer) Resolver {
+	return ResolverFunc(func(ctx context.Context, host string, f Family) ([]netip.Addr, error) {
+		a := answers[f]
+		select {
+		case <-time.After(a.after):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		if a.code != 0 {
+			return nil, &ResolveError{Host: host, Family: f, Code: a.code}
+		}
+		return a.addrs, nil
+	})
+}
+
+// ports of the scripted network, all on loopback.
+type ports struct {
+	accept int // 127.0.0.1 accepts; ::1 refuses
+	refuse int // nothing listens
+	drop   int // 127.0.0.1 drops SYNs
+	dual   int // ::1 drops SYNs, 127.0.0.1 accepts
+}
+
+type driverCase struct {
+	name   string
+	host   string
+	dialer func() Dialer
+	port   func(p ports) int
+	cancel time.Duration // cancel after this long (0: never)
+}
+
+func driverCases() []driverCase {
+	v6, v4 := netip.MustParseAddr("::1"), netip.MustParseAddr("127.0.0.1")
+	accept := func(p ports) int { return p.accept }
+	return []driverCase{
+		{name: "literal accepted", host: "127.0.0.1", port: accept, dialer: func() Dialer { return Dialer{} }},
+		{name: "literal refused", host: "127.0.0.1", port: func(p ports) int { return p.refuse }, dialer: func() Dialer { return Dialer{} }},
+		{name: "v6 refused, v4 wins", host: "dual.test", port: accept, dialer: func() Dialer {
+			// The accepting listener is on 127.0.0.1 only: ::1 refuses.
+			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}}, IPv4: {after: 20 * time.Millisecond, addrs: []netip.Addr{v4}}})}
+		}},
+		{name: "A first, AAAA within resolution delay", host: "dual.test", port: accept, dialer: func() Dialer {
+			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {after: 20 * time.Millisecond, addrs: []netip.Addr{v6}}, IPv4: {addrs: []netip.Addr{v4}}})}
+		}},
+		{name: "AAAA fails, A answers", host: "dual.test", port: accept, dialer: func() Dialer {
+			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {code: EAI_NODATA}, IPv4: {after: 10 * time.Millisecond, addrs: []netip.Addr{v4}}})}
+		}},
+		{name: "both lookups fail", host: "dual.test", port: accept, dialer: func() Dialer {
+			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {code: EAI_NONAME}, IPv4: {after: 10 * time.Millisecond, code: EAI_NONAME}})}
+		}},
+		{name: "v6 SYN dropped, v4 after attempt delay", host: "dual.test", port: func(p ports) int { return p.dual }, dialer: func() Dialer {
+			return Dialer{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
+		}},
+		{name: "connect timeout", host: "127.0.0.1", port: func(p ports) int { return p.drop }, dialer: func() Dialer {
+			return Dialer{ConnectTimeout: 60 * time.Millisecond}
+		}},
+		{name: "canceled mid-attempt", host: "127.0.0.1", port: func(p ports) int { return p.drop }, cancel: 40 * time.Millisecond, dialer: func() Dialer { return Dialer{} }},
+	}
+}
+
+// step is a trace event without its time: what both drivers must agree on.
+func step(ev TraceEvent) string {
+	s := ev.Kind.String()
+	switch ev.Kind {
+	case TraceLookupStarted, TraceLookupAnswered, TraceLookupFailed, TraceLookupCanceled:
+		s += " " + ev.Family.QueryType()
+	case TraceAttemptStarted, TraceAttemptFailed, TraceAttemptWon, TraceAttemptClosed:
+		s += fmt.Sprintf(" #%d %v", ev.Attempt, ev.Addr.Addr())
+	case TraceTimeout:
+		s += " " + ev.Timeout.String()
+	}
+	if ev.Err != nil && ev.Kind != TraceDone {
+		s += " (" + ev.Err.Error() + ")"
+	}
+	return s
+}
+
+func outcome(res *Result, err error) string {
+	if err != nil {
+		var he *Error
+		if !errors.As(err, &he) {
+			return "error " + err.Error()
+		}
+		return fmt.Sprintf("error cause=%v expired=%v", he.Cause, he.Expired)
+	}
+	unix.Close(res.FD)
+	return "won " + res.Addr.Addr().String()
+}
+
+type driverRun struct {
+	steps   []string
+	outcome string
+}
+
+func runAsync(t *testing.T, d Dialer, host string, port int, cancelAfter time.Duration) driverRun {
+	var run driverRun
+	d.Trace = func(ev TraceEvent) { run.steps = append(run.steps, step(ev)) }
+	ctx := context.Background()
+	if cancelAfter > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer time.AfterFunc(cancelAfter, cancel).Stop()
+	}
+	run.outcome = outcome(d.Connect(ctx, host, uint16(port)))
+	return run
+}
+
+func runCallerThread(t *testing.T, d Dialer, host string, port int, cancelAfter time.Duration) driverRun {
+	var run driverRun
+	d.Trace = func(ev TraceEvent) { run.steps = append(run.steps, step(ev)) }
+	r, err := d.Start(host, uint16(port), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cancelAfter > 0 {
+		// From another goroutine, as an interpreter's unblocking
+		// function would: the driver must come back at once.
+		defer time.AfterFunc(cancelAfter, func() { r.Cancel(context.Canceled) }).Stop()
+	}
+	// In slices, as an interpreter checking for Ctrl-C waits: nothing is
+	// lost between them.
+	for !r.Wait(time.Now().Add(7 * time.Millisecond)) {
+	}
+	run.outcome = outcome(r.Result())
+	return run
+}
+
+func TestDriversAgree(t *testing.T) {
+	for _, c := range driverCases() {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			var p ports
+			p.accept = portOf(echoListener(t, "127.0.0.1:0"))
+			refused := echoListener(t, "127.0.0.1:0")
+			p.refuse = portOf(refused)
+			refused.Close()
+			p.drop = synDropListener(t, "127.0.0.1", 0)
+			p.dual = synDropListener(t, "::1", 0)
+			echoListener(t, net.JoinHostPort("127.0.0.1", itoa(p.dual)))
+			checkLeaks(t)
+			port := c.port(p)
+			a := runAsync(t, c.dialer(), c.host, port, c.cancel)
+			b := runCallerThread(t, c.dialer(), c.host, port, c.cancel)
+			if a.outcome != b.outcome || strings.Join(a.steps, "\n") != strings.Join(b.steps, "\n") {
+				t.Fatalf("drivers disagree\nasync:         %s\n  %s\ncaller thread: %s\n  %s",
+					a.outcome, strings.Join(a.steps, "\n  "), b.outcome, strings.Join(b.steps, "\n  "))
+			}
+			t.Logf("%s: %d steps", a.outcome, len(a.steps))
+		})
+	}
+}
+
+func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
+	port := synDropListener(t, "127.0.0.1", 0)
+	checkLeaks(t)
+	var d Dialer
+	r, err := d.Start("127.0.0.1", uint16(port), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan bool)
+	go func() { waited <- r.Wait(time.Time{}) }()
+	time.Sleep(20 * time.Millisecond)
+	r.Cancel(context.Canceled)
+	select {
+	case done := <-waited:
+		if !done {
+			t.Fatal("Wait with no deadline returned undecided")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a cancel did not wake the driving thread")
+	}
+	if _, err := r.Result(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want canceled", err)
+	}
+}
+
+func TestCallerThreadCancelWithNoDriver(t *testing.T) {
+	port := synDropListener(t, "127.0.0.1", 0)
+	checkLeaks(t)
+	var d Dialer
+	fired := 0
+	r, err := d.Start("127.0.0.1", uint16(port), func() { fired++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Cancel(context.Canceled) // nobody waits: the cancel itself closes the socket
+	if !r.Done() {
+		t.Fatal("a cancel with no driver left the race running")
+	}
+	r.Cancel(context.Canceled)
+	if _, err := r.Result(); !errors.Is(err, context.Canceled) || fired != 1 {
+		t.Fatalf("err %v (want canceled), onDone called %d times", err, fired)
+	}
+}
+
+func TestCallerThreadSeveralWaiters(t *testing.T) {
+	ln := echoListener(t, "[::1]:0")
+	checkLeaks(t)
+	d := Dialer{Hosts: map[string][]netip.Addr{"slow.test": {netip.MustParseAddr("::1")}}}
+	calls := 0
+	r, err := d.Start("slow.test", uint16(portOf(ln)), func() { calls++ })
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan bool, 4)
+	for range 4 {
+		go func() { results <- r.Wait(time.Now().Add(5 * time.Second)) }()
+	}
+	for range 4 {
+		if !<-results {
+			t.Fatal("a waiter gave up")
+		}
+	}
+	res, err := r.Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(res.FD)
+	roundTrip(t, res.FD)
+	if calls != 1 {
+		t.Fatalf("onDone called %d times", calls)
+	}
+}
+
+func TestCallerThreadRefusedIsErrno(t *testing.T) {
+	ln := echoListener(t, "127.0.0.1:0")
+	port := portOf(ln)
+	ln.Close()
+	var d Dialer
+	r, err := d.Start("127.0.0.1", uint16(port), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Wait(time.Time{})
+	if _, err := r.Result(); !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Fatalf("err %v", err)
+	}
+}

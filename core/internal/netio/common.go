@@ -1,0 +1,43 @@
+package netio
+
+import (
+	"net/netip"
+	"time"
+
+	"github.com/hev2/hev2/core/internal/race"
+)
+
+// sourceCache remembers, for one race, the source address the kernel
+// would use for each destination: RFC 6724 sorting asks once per
+// destination, not once per comparison.
+type sourceCache []sourceEntry
+
+type sourceEntry struct {
+	dst, src netip.Addr
+	ok       bool
+}
+
+func (c *sourceCache) sortRFC6724(addrs []netip.Addr) []netip.Addr {
+	return race.SortRFC6724(addrs, func(dst netip.Addr) (netip.Addr, bool) {
+		for _, e := range *c {
+			if e.dst == dst {
+				return e.src, e.ok
+			}
+		}
+		src, ok := kernelSource(dst)
+		*c = append(*c, sourceEntry{dst, src, ok})
+		return src, ok
+	})
+}
+
+// newResult is the account of a race won by attempt id with socket fd.
+func newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result {
+	attempts := m.Attempts()
+	return &race.Result{
+		FD:       fd,
+		Addr:     attempts[id].Addr,
+		Elapsed:  elapsed,
+		Lookups:  m.Lookups(),
+		Attempts: attempts,
+	}
+}

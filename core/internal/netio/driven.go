@@ -1,0 +1,383 @@
+package netio
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/core/internal/race"
+)
+
+// Driven is a race played on the thread of whoever waits for it: Drive
+// watches the race's attempt sockets and a wake fd with ppoll(2) on the
+// calling thread and steps the machine there. No goroutine, no shared
+// poller, no hand-off between threads: on a healthy network a connect costs
+// what a plain non-blocking connect and poll cost.
+//
+// Lookups still run on goroutines of their own (a resolver may block for
+// seconds); their answers, like Cancel, reach the driving thread through
+// its wake fd. A race makes progress only while some thread is inside
+// Drive; one thread drives at a time and other callers of Drive just wait
+// for the outcome (taking over if the driver leaves first).
+//
+// Only the driving thread touches the race's sockets: Cancel from another
+// thread marks the race and wakes the driver, which closes them. When no
+// thread is driving, Cancel drives the cancellation itself.
+type Driven struct {
+	p     *Params
+	m     *race.Machine
+	host  string
+	start time.Time
+
+	// Shared with other threads (Cancel, lookup goroutines), under mu.
+	mu       sync.Mutex
+	wakeFD   int          // the driving thread's wake fd while it polls, else -1
+	posted   []race.Event // lookup answers not yet stepped
+	canceled error        // the cause given to Cancel, once
+	doneCh   chan struct{}
+
+	// The driver's own: touched only while holding drive.
+	drive      sync.Mutex
+	fds        []int // per attempt; -1 once closed or handed over
+	lookups    [2]context.CancelFunc
+	timerAt    time.Duration // -1: no timer armed
+	pending    []race.Event  // outcomes found while performing actions
+	batch      []race.Event
+	pollFDs    []unix.PollFd
+	pollIDs    []int
+	cancelSeen bool
+	sources    sourceCache
+
+	finished atomic.Bool
+	res      *race.Result
+	err      error
+	onDone   func()
+}
+
+// Start begins a race on the calling thread: its first actions (the first
+// connect, or the lookups) are performed before Start returns; the machine
+// takes their outcome at the first Drive. onDone, if not nil, is called
+// once on the thread that decides the race, after the outcome is
+// published; it must not block.
+func Start(cfg race.MachineConfig, p *Params, onDone func()) *Driven {
+	r := &Driven{p: p, host: cfg.Host, start: time.Now(), wakeFD: -1, timerAt: -1, onDone: onDone}
+	cfg.Sort = r.sources.sortRFC6724
+	r.m = race.NewMachine(cfg)
+	r.drive.Lock()
+	r.perform(r.m.Start(0))
+	r.drive.Unlock()
+	return r
+}
+
+// Done reports whether the outcome is known.
+func (r *Driven) Done() bool { return r.finished.Load() }
+
+// Outcome is the race's result or error; valid once Done.
+func (r *Driven) Outcome() (*race.Result, error) { return r.res, r.err }
+
+// Cancel ends the race with cause (any thread, idempotent; a no-op once
+// the race is decided).
+func (r *Driven) Cancel(cause error) {
+	r.mu.Lock()
+	if r.canceled == nil && !r.finished.Load() {
+		r.canceled = cause
+		r.wakeLocked()
+	}
+	r.mu.Unlock()
+	r.stepIfIdle()
+}
+
+// post hands an event from another goroutine to the driver.
+func (r *Driven) post(ev race.Event) {
+	r.mu.Lock()
+	r.posted = append(r.posted, ev)
+	r.wakeLocked()
+	r.mu.Unlock()
+}
+
+// wakeLocked makes the driving thread's ppoll return. The fd is written
+// under mu, and the driver withdraws it under mu before giving it back to
+// the pool, so a write never lands on an fd this race no longer owns.
+func (r *Driven) wakeLocked() {
+	if r.wakeFD >= 0 {
+		signalEventfd(r.wakeFD)
+	}
+}
+
+// stepIfIdle processes a cancellation when no thread is driving: the
+// caller asked for an outcome now, not at the next Drive.
+func (r *Driven) stepIfIdle() {
+	if r.finished.Load() || !r.drive.TryLock() {
+		return
+	}
+	if !r.finished.Load() {
+		r.mu.Lock()
+		cancel := r.canceled != nil && !r.cancelSeen
+		r.mu.Unlock()
+		if cancel {
+			r.stepShared()
+		}
+	}
+	r.drive.Unlock()
+}
+
+// Drive plays the race on the calling thread until it is decided (true) or
+// until deadline passes (false; the zero Time means no deadline). Nothing
+// is lost when it returns early: the next Drive resumes where it stopped.
+// A signal (EINTR) is retried within the deadline.
+func (r *Driven) Drive(deadline time.Time) bool {
+	for !r.finished.Load() {
+		if r.drive.TryLock() {
+			r.driveLocked(deadline)
+			r.drive.Unlock()
+			// A Cancel that found the driver busy, just as it left,
+			// is handled here: one of the two sides always sees it.
+			r.stepIfIdle()
+			break
+		}
+		if !r.waitForDriver(deadline) {
+			break
+		}
+	}
+	return r.finished.Load()
+}
+
+// waitForDriver waits while another thread drives: until the outcome,
+// the deadline (false), or a moment later to see whether the driver left
+// (this path is for several waiters on one handle, not the common case).
+func (r *Driven) waitForDriver(deadline time.Time) bool {
+	r.mu.Lock()
+	if r.doneCh == nil {
+		r.doneCh = make(chan struct{})
+		if r.finished.Load() {
+			close(r.doneCh)
+		}
+	}
+	ch := r.doneCh
+	r.mu.Unlock()
+	wait := time.Millisecond
+	if !deadline.IsZero() {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return false
+		}
+		wait = min(wait, left)
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+	return true
+}
+
+func (r *Driven) driveLocked(deadline time.Time) {
+	limit := time.Duration(-1)
+	if !deadline.IsZero() {
+		limit = deadline.Sub(r.start)
+	}
+	wake := -1
+	defer func() {
+		if wake >= 0 {
+			r.mu.Lock()
+			r.wakeFD = -1
+			r.mu.Unlock()
+			wakePool.put(wake)
+		}
+	}()
+	for !r.finished.Load() {
+		now := r.now()
+		if r.stepShared() || r.timerAt >= 0 && now >= r.timerAt {
+			if !r.finished.Load() && r.timerAt >= 0 && now >= r.timerAt {
+				r.perform(r.m.Step(r.now()))
+			}
+			continue
+		}
+		if limit >= 0 && now >= limit {
+			return
+		}
+		if wake < 0 {
+			fd, err := wakePool.get()
+			if err != nil {
+				// No fd for the wake-up: still drive, in short slices
+				// so that a cancel or a lookup is seen soon.
+				fd = -1
+			}
+			wake = fd
+			r.mu.Lock()
+			r.wakeFD = wake
+			r.mu.Unlock()
+			continue // an event may have been posted before wakeFD was set
+		}
+		r.poll(now, limit, wake)
+	}
+}
+
+// stepShared takes what other threads posted (lookup answers, a cancel) and
+// what actions produced, and steps the machine with it; it reports whether
+// there was anything.
+func (r *Driven) stepShared() bool {
+	batch := append(r.batch[:0], r.pending...)
+	r.pending = r.pending[:0]
+	r.mu.Lock()
+	batch = append(batch, r.posted...)
+	r.posted = r.posted[:0]
+	if r.canceled != nil && !r.cancelSeen {
+		r.cancelSeen = true
+		batch = append(batch, race.Event{Kind: race.EventCancel, Err: r.canceled})
+	}
+	r.mu.Unlock()
+	r.batch = batch
+	if len(batch) == 0 {
+		return false
+	}
+	r.perform(r.m.Step(r.now(), batch...))
+	return true
+}
+
+// poll waits for an attempt's socket, the wake fd, the machine's timer or
+// the caller's limit, whichever comes first, and turns ready sockets into
+// outcomes (one getsockopt each).
+func (r *Driven) poll(now, limit time.Duration, wake int) {
+	r.pollFDs = r.pollFDs[:0]
+	r.pollIDs = r.pollIDs[:0]
+	if wake >= 0 {
+		r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
+		r.pollIDs = append(r.pollIDs, -1)
+	}
+	for id, fd := range r.fds {
+		if fd >= 0 {
+			r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT})
+			r.pollIDs = append(r.pollIDs, id)
+		}
+	}
+	until := r.timerAt
+	if limit >= 0 && (until < 0 || limit < until) {
+		until = limit
+	}
+	if wake < 0 && (until < 0 || until > now+10*time.Millisecond) {
+		until = now + 10*time.Millisecond
+	}
+	var ts *unix.Timespec
+	if until >= 0 {
+		t := unix.NsecToTimespec(int64(max(until-now, 0)))
+		ts = &t
+	}
+	n, err := unix.Ppoll(r.pollFDs, ts, nil)
+	if err != nil || n == 0 {
+		return // EINTR or timeout: the loop looks at the clock again
+	}
+	for i, pfd := range r.pollFDs {
+		if pfd.Revents == 0 {
+			continue
+		}
+		id := r.pollIDs[i]
+		if id < 0 {
+			drainEventfd(wake)
+			continue
+		}
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: connectResult(r.fds[id])})
+	}
+}
+
+func (r *Driven) now() time.Duration { return time.Since(r.start) }
+
+// perform carries out the machine's actions on the driving thread.
+func (r *Driven) perform(acts []race.Action) {
+	for _, a := range acts {
+		switch a.Kind {
+		case race.ActionStartLookup:
+			r.startLookup(a.Family)
+		case race.ActionCancelLookup:
+			if cancel := r.lookups[race.FamilyIndex(a.Family)]; cancel != nil {
+				cancel()
+			}
+		case race.ActionStartAttempt:
+			r.startAttempt(a.Attempt, a.Addr)
+		case race.ActionCloseAttempt:
+			r.closeAttempt(a.Attempt)
+		case race.ActionArmTimer:
+			r.timerAt = a.At
+		case race.ActionDone:
+			if a.Err != nil {
+				r.finish(nil, a.Err)
+			} else {
+				r.finish(r.handOver(a.Attempt))
+			}
+			return
+		}
+	}
+}
+
+func (r *Driven) startLookup(f race.Family) {
+	ctx, cancel := context.WithCancel(context.Background())
+	r.lookups[race.FamilyIndex(f)] = cancel
+	res, host := r.p.Resolver, r.host
+	go func() {
+		addrs, err := res.LookupFamily(ctx, host, f)
+		r.post(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+	}()
+}
+
+func (r *Driven) startAttempt(id int, addr netip.AddrPort) {
+	for len(r.fds) <= id {
+		r.fds = append(r.fds, -1)
+	}
+	fd, connected, err := startConnect(addr, r.p.Local)
+	switch {
+	case err != nil:
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
+	case connected:
+		r.fds[id] = fd
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id})
+	default:
+		r.fds[id] = fd
+	}
+}
+
+func (r *Driven) closeAttempt(id int) {
+	if id < len(r.fds) && r.fds[id] >= 0 {
+		closeFD(r.fds[id])
+		r.fds[id] = -1
+	}
+}
+
+// handOver gives the winner to the caller: from here on hev2 never touches
+// the fd again.
+func (r *Driven) handOver(id int) (*race.Result, error) {
+	fd := r.fds[id]
+	r.fds[id] = -1
+	if err := applySocketOptions(fd, &r.p.Socket); err != nil {
+		closeFD(fd)
+		return nil, err
+	}
+	return newResult(r.m, id, fd, r.now()), nil
+}
+
+// finish publishes the outcome; the machine has already asked for every
+// other socket to be closed and every lookup to be canceled.
+func (r *Driven) finish(res *race.Result, err error) {
+	for id := range r.fds {
+		r.closeAttempt(id)
+	}
+	for _, cancel := range r.lookups {
+		if cancel != nil {
+			cancel()
+		}
+	}
+	r.res, r.err = res, err
+	r.mu.Lock()
+	r.finished.Store(true)
+	if r.doneCh != nil {
+		close(r.doneCh)
+	}
+	r.mu.Unlock()
+	if r.onDone != nil {
+		r.onDone()
+	}
+}

@@ -1,0 +1,50 @@
+package core
+
+import (
+	"time"
+
+	"github.com/hev2/hev2/core/internal/netio"
+)
+
+// Race is a connection raced on the thread that waits for it: Wait plays
+// the race on the calling thread (ppoll over its own sockets; no goroutine,
+// no hand-off), so a blocking connect costs what a plain one does. It is
+// what the C ABI's waiter-driven handles are made of.
+//
+// A Race makes progress only while some goroutine is inside Wait: it
+// suits a caller that blocks until the outcome (in slices if it likes).
+// A Go program that wants many connections at once should use Connect or
+// DialContext, whose waits cost no thread.
+type Race struct {
+	r *netio.Driven
+}
+
+// Start validates its inputs like Connect, then begins the race on the
+// calling thread: the first connect (or the lookups) starts before Start
+// returns. onDone, if not nil, is called once, on the thread that decides
+// the race, right after the outcome is known; it must not block.
+func (d *Dialer) Start(host string, port uint16, onDone func()) (*Race, error) {
+	cfg, err := d.raceConfig(host, port)
+	if err != nil {
+		return nil, err
+	}
+	return &Race{netio.Start(cfg, d.params(), onDone)}, nil
+}
+
+// Wait plays the race on the calling thread until it is decided (true) or
+// deadline passes (false; the zero Time waits for the outcome). Returning
+// early loses nothing: the next Wait resumes. Several goroutines may wait;
+// one drives and the others wait for it.
+func (r *Race) Wait(deadline time.Time) bool { return r.r.Drive(deadline) }
+
+// Done reports whether the outcome is known.
+func (r *Race) Done() bool { return r.r.Done() }
+
+// Cancel ends the race with cause unless it is decided already; any
+// goroutine, any moment, idempotent. A connection that wins concurrently
+// may still be the outcome: check Result.
+func (r *Race) Cancel(cause error) { r.r.Cancel(cause) }
+
+// Result is the outcome once Done: the winner (its fd is the caller's), or
+// the *Error that explains the failure.
+func (r *Race) Result() (*Result, error) { return r.r.Outcome() }
