@@ -70,7 +70,7 @@ func python(t *testing.T) string {
 
 func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 	hdr := appendedHeader(t)
-	out, err := generate(hdr, "", "cc", python(t), t.TempDir(), "py", "rb", "go")
+	out, err := generate(hdr, "", envOr("CC", "cc"), python(t), t.TempDir(), "py", "rb", "go")
 	if err != nil { // includes the Python-side layout check
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 // An event the header names but capi/strerror.c does not is refused.
 func TestEventNamesAreCheckedAgainstStrerror(t *testing.T) {
 	hdr := appendedHeader(t)
-	_, err := generate(hdr, filepath.Join(repo, "capi/strerror.c"), "cc", "", t.TempDir(), "py", "rb", "go")
+	_, err := generate(hdr, filepath.Join(repo, "capi/strerror.c"), envOr("CC", "cc"), "", t.TempDir(), "py", "rb", "go")
 	if err == nil || !strings.Contains(err.Error(), `hev2_event_name(14) is "unknown"`) {
 		t.Fatalf("want the missing event name refused, got %v", err)
 	}
@@ -140,7 +140,7 @@ func TestCheckedInFilesAreCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chdir(wd)
-	files, err := generate("include/hev2.h", "capi/strerror.c", "cc", python(t), t.TempDir(),
+	files, err := generate("include/hev2.h", "capi/strerror.c", envOr("CC", "cc"), python(t), t.TempDir(),
 		"bindings/python/src/hev2/_abi_gen.py", "bindings/ruby/lib/hev2/abi.rb", "capi/abi_check.go")
 	if err != nil {
 		t.Fatal(err)
