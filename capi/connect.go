@@ -52,14 +52,34 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	if co.recordEvents {
 		co.dialer.Trace = c.record
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	c.cancel = cancel
+	var startErr error
+	if co.waiterDriven {
+		// The first connect (or the lookups) starts here, on the
+		// caller's thread; the machine steps inside hev2_wait.
+		r, err := co.dialer.Start(c.host, c.port, c.raceDone)
+		if err != nil {
+			// An outcome decided before any I/O (a static entry with no
+			// address of the wanted family), as Connect would report it.
+			startErr = err
+			c.cancel = func() {}
+		} else {
+			c.race = r
+			c.cancel = func() { r.Cancel(context.Canceled) }
+		}
+	} else {
+		ctx, cancel := context.WithCancel(context.Background())
+		c.cancel = cancel
+		go c.run(ctx)
+	}
 	created.Add(1)
 	insert(c)
 	*out = C.hev2_conn(c.id)
-	go c.run(ctx)
 	// Only now may the callback fire: the caller has its id.
 	close(c.published)
+	if startErr != nil {
+		c.publish(nil, startErr)
+		go c.notify()
+	}
 	return C.HEV2_OK
 }
 
@@ -99,11 +119,28 @@ func (c *conn) record(ev core.TraceEvent) {
 	c.mu.Unlock()
 }
 
-// run races the connection, publishes the outcome, then notifies.
+// run races the connection on a library goroutine, publishes the outcome,
+// then notifies.
 func (c *conn) run(ctx context.Context) {
 	res, err := c.connect(ctx)
 	c.cancel()
+	c.publish(res, err)
+	c.notify()
+}
 
+// raceDone is a waiter-driven race's end, on the thread that decided it
+// (inside hev2_wait, or hev2_cancel/hev2_release): the outcome is published
+// there, but callbacks and jobs run on a library goroutine, never on the
+// caller's stack.
+func (c *conn) raceDone() {
+	c.publish(c.race.Result())
+	if c.opts.doneFn != 0 || c.opts.job != 0 {
+		go c.notify()
+	}
+}
+
+// publish records the outcome and wakes whoever waits on the handle.
+func (c *conn) publish(res *core.Result, err error) {
 	c.mu.Lock()
 	if res != nil && (c.canceled || c.released) {
 		// A cancel that raced the win: the caller said it no longer wants
@@ -126,7 +163,11 @@ func (c *conn) run(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	running.Add(-1)
+}
 
+// notify fires the completion callback and the job, once the caller holds
+// the handle's id.
+func (c *conn) notify() {
 	<-c.published
 	if c.opts.doneFn != 0 {
 		callbacksFired.Add(1)
@@ -167,6 +208,9 @@ func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
 	if c == nil {
 		return unknownHandle(id)
 	}
+	if c.race != nil {
+		return c.waitDriving(id, timeoutMS)
+	}
 	var expired <-chan time.Time
 	switch {
 	case timeoutMS == 0:
@@ -189,6 +233,31 @@ func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
 	case <-expired:
 		return C.HEV2_EAGAIN
 	}
+}
+
+// waitDriving plays a waiter-driven race on the calling thread until it is
+// decided or the timeout elapses.
+func (c *conn) waitDriving(id C.hev2_conn, timeoutMS C.int) C.int {
+	var deadline time.Time
+	switch {
+	case timeoutMS == 0:
+		deadline = time.Now() // what progress is possible without blocking
+	case timeoutMS > 0:
+		deadline = time.Now().Add(time.Duration(timeoutMS) * time.Millisecond)
+	}
+	done := c.race.Wait(deadline)
+	select {
+	case <-c.gone:
+		return refuse(statusHandle, "handle %d was released while waiting", uint64(id))
+	default:
+	}
+	if !done {
+		return C.HEV2_EAGAIN
+	}
+	// The race is decided; its outcome is published by raceDone on the
+	// deciding thread, which may be another waiter's.
+	<-c.done
+	return C.HEV2_OK
 }
 
 //export hev2go_fd
@@ -224,11 +293,16 @@ func hev2go_cancel(id C.hev2_conn) (rc C.int) {
 		return unknownHandle(id)
 	}
 	c.mu.Lock()
-	if !c.finished {
+	running := !c.finished
+	if running {
 		c.canceled = true
-		c.cancel()
 	}
 	c.mu.Unlock()
+	// Outside c.mu: a waiter-driven race with no driver is settled by
+	// this very call, and its outcome is published under c.mu.
+	if running {
+		c.cancel()
+	}
 	return C.HEV2_OK
 }
 
@@ -245,9 +319,9 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 	c.mu.Lock()
 	c.released = true
 	close(c.gone)
-	if !c.finished {
+	running := !c.finished
+	if running {
 		c.canceled = true
-		c.cancel()
 	} else if c.res != nil && !c.fdTaken {
 		unix.Close(c.res.FD)
 	}
@@ -256,6 +330,9 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 		c.efd = -1
 	}
 	c.mu.Unlock()
+	if running {
+		c.cancel() // outside c.mu, as in hev2go_cancel
+	}
 	return C.HEV2_OK
 }
 

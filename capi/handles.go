@@ -23,6 +23,9 @@ type conn struct {
 	start  time.Time
 	opts   *connOptions
 	cancel context.CancelFunc
+	// race is a waiter-driven handle's race (HEV2_DRIVE_WAITER); nil when
+	// a library goroutine plays it (run).
+	race *core.Race
 
 	done      chan struct{} // closed once the outcome is known
 	gone      chan struct{} // closed by hev2_release

@@ -11,7 +11,7 @@
 /* The smallest sizes the library accepts in a caller's size field: the
  * structs as version 1.0 of the header defined them. They never change;
  * later fields are appended after these. */
-#define HEV2_OPTIONS_SIZE_V1 sizeof(hev2_options)
+#define HEV2_OPTIONS_SIZE_V1 offsetof(hev2_options, drive)
 #define HEV2_RESULT_SIZE_V1  sizeof(hev2_result_info)
 #define HEV2_ATTEMPT_SIZE_V1 sizeof(hev2_attempt_info)
 #define HEV2_EVENT_SIZE_V1   sizeof(hev2_event_info)

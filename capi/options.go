@@ -23,6 +23,9 @@ type connOptions struct {
 	doneData     uintptr
 	job          C.hev2_job
 	recordEvents bool
+	// waiterDriven: the race is played by the thread inside hev2_wait
+	// (HEV2_DRIVE_WAITER), not by a library thread.
+	waiterDriven bool
 }
 
 // convertOptions reads a full-size hev2_options (the shim has already
@@ -103,6 +106,13 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 		return nil, fail(statusOptions, "job %d is not a registered job", int(o.job))
 	}
 	co.job = o.job
+	switch o.drive {
+	case C.HEV2_DRIVE_LIBRARY:
+	case C.HEV2_DRIVE_WAITER:
+		co.waiterDriven = true
+	default:
+		return nil, fail(statusOptions, "drive %d is not HEV2_DRIVE_LIBRARY (0) or HEV2_DRIVE_WAITER (1)", int(o.drive))
+	}
 	co.doneFn = uintptr(C.hev2c_done_fn_of(o))
 	co.doneData = uintptr(C.hev2c_done_data_of(o))
 	if verr := d.Validate(); verr != nil {

@@ -85,22 +85,40 @@ int hev2_stats(hev2_stats_info *s)
 	return HEV2_OK;
 }
 
-int hev2_options_init(hev2_options *o)
+/* The defaults are written only as far as the caller's struct goes: a
+ * program built against an older header has a shorter struct. */
+int hev2_options_init_size(hev2_options *o, size_t size)
 {
 	if (!o)
 		return hev2c_fail(__func__, HEV2_EINVAL, 0, "o is NULL");
-	memset(o, 0, sizeof *o);
-	o->size = sizeof *o;
-	o->fast_fallback = 1;
-	o->family = AF_UNSPEC;
-	o->resolver = HEV2_RESOLVER_DEFAULT;
+	if (size < HEV2_OPTIONS_SIZE_V1 || size > HEV2_MAX_STRUCT_SIZE)
+		return hev2c_failf(__func__, HEV2_EINVAL, "size %zu out of range [%zu, %d]",
+		                   size, HEV2_OPTIONS_SIZE_V1, HEV2_MAX_STRUCT_SIZE);
+	hev2_options defaults;
+	memset(&defaults, 0, sizeof defaults);
+	defaults.size = size;
+	defaults.fast_fallback = 1;
+	defaults.family = AF_UNSPEC;
+	defaults.resolver = HEV2_RESOLVER_DEFAULT;
+	defaults.drive = HEV2_DRIVE_LIBRARY;
+	memset(o, 0, size);
+	memcpy(o, &defaults, size < sizeof defaults ? size : sizeof defaults);
 	return HEV2_OK;
 }
 
+/* The 1.0/1.1 entry point: its callers' struct has 1.0's layout. */
+int(hev2_options_init)(hev2_options *o)
+{
+	if (!o)
+		return hev2c_fail("hev2_options_init", HEV2_EINVAL, 0, "o is NULL");
+	return hev2_options_init_size(o, HEV2_OPTIONS_SIZE_V1);
+}
+
 /* options_in copies a caller's options (NULL: defaults) into a full-size
- * struct: a smaller size is refused (there is no older version yet), a
- * larger one is accepted only if the fields this library does not know are
- * all zero (asking for nothing it cannot give). */
+ * struct: a caller built against an older header (a smaller size, at least
+ * 1.0's) gets the defaults for the fields it does not know; a larger size
+ * is accepted only if the fields this library does not know are all zero
+ * (asking for nothing it cannot give). */
 static int options_in(const char *fn, const hev2_options *o, hev2_options *mine)
 {
 	hev2_options_init(mine);
@@ -110,12 +128,16 @@ static int options_in(const char *fn, const hev2_options *o, hev2_options *mine)
 		return hev2c_failf(fn, HEV2_EOPTIONS,
 		                   "options size %zu out of range [%zu, %d] (fill them with hev2_options_init)",
 		                   o->size, HEV2_OPTIONS_SIZE_V1, HEV2_MAX_STRUCT_SIZE);
+	if (o->size < sizeof *mine && o->size != HEV2_OPTIONS_SIZE_V1)
+		return hev2c_failf(fn, HEV2_EOPTIONS,
+		                   "options size %zu is not the size of any header's struct (%zu for 1.0-1.1, %zu now)",
+		                   o->size, HEV2_OPTIONS_SIZE_V1, sizeof *mine);
 	for (size_t i = sizeof *mine; i < o->size; i++)
 		if (((const unsigned char *)o)[i] != 0)
 			return hev2c_failf(fn, HEV2_EOPTIONS,
 			                   "options byte %zu is set: a field newer than this library (%zu bytes)",
 			                   i, sizeof *mine);
-	memcpy(mine, o, sizeof *mine);
+	memcpy(mine, o, o->size < sizeof *mine ? o->size : sizeof *mine);
 	mine->size = sizeof *mine;
 	return HEV2_OK;
 }

@@ -72,6 +72,7 @@
  *   hev2_job_register     yes          no                          no
  *   hev2_run_jobs         yes          no (it runs your functions) no
  *   hev2_options_init     yes          yes (async-signal-safe)      no
+ *   hev2_options_init_size yes         yes (async-signal-safe)      no
  *   hev2_last_error       yes (its own no                          no
  *                         thread's)
  *   hev2_last_errno       yes (its own yes (async-signal-safe)      no
@@ -166,6 +167,46 @@
  * Cancellation: after hev2_cancel(c) returns, the outcome of c is either the
  * one it already had, or HEV2_ECANCELED: a connection that wins the race
  * concurrently with the cancel is closed, never handed over.
+ *
+ * ---------------------------------------------------------------------------
+ * Driven by the waiter (hev2_options.drive = HEV2_DRIVE_WAITER, since 1.2)
+ * ---------------------------------------------------------------------------
+ *
+ * By default a handle's race runs on a library thread from hev2_connect on,
+ * and a blocking caller pays for the hand-offs between threads (on a healthy
+ * loopback connect, several times the cost of the connect itself). A handle
+ * made with drive = HEV2_DRIVE_WAITER is instead played by the thread that
+ * waits for it, inside hev2_wait, with poll(2) over the race's own sockets:
+ * no library thread is involved on the healthy path, and a connect costs
+ * about what socket() + connect() + poll() cost. For blocking callers and
+ * interpreters:
+ *
+ *     o.drive = HEV2_DRIVE_WAITER;
+ *     hev2_connect(host, port, &o, &c);  // starts the first connect or
+ *                                        // the lookups, returns c at once
+ *     while (hev2_wait(c, 50) == HEV2_EAGAIN)
+ *         check_for_interrupts();        // e.g. Ctrl-C: hev2_cancel(c)
+ *     hev2_result(c, &r); hev2_release(c);
+ *
+ *   - The race progresses only while a thread is inside hev2_wait on it
+ *     (hev2_wait(c, 0) makes what progress is possible without blocking).
+ *     Waiting in slices loses nothing: each slice resumes the race.
+ *   - One thread drives at a time; other threads in hev2_wait on the same
+ *     handle just wait (and take over if the driver's slice ends first).
+ *   - hev2_cancel and hev2_release work from any thread at any moment: they
+ *     wake the driving thread, which closes its own sockets and returns at
+ *     once; with no thread driving, hev2_cancel settles the outcome itself.
+ *     An interpreter's unblocking function calls hev2_cancel(c).
+ *   - Signals: hev2_wait retries EINTR within its timeout; a host that must
+ *     run its signal handlers waits in slices.
+ *   - hev2_fd, on_done and job work as described above, with the race
+ *     driven by the waiter: the callback and the job trigger come from a
+ *     library thread, never from inside hev2_wait, once a waiter has decided
+ *     the race.
+ *   - Each thread inside hev2_wait on such a handle holds one library eventfd
+ *     (kept for the life of the process and reused, never made per connect:
+ *     the process holds as many as threads ever waited at once); hev2_init
+ *     makes the first.
  */
 #ifndef HEV2_H
 #define HEV2_H
@@ -182,9 +223,10 @@ extern "C" {
  * returns the library's; the library is compatible with every header of the
  * same MAJOR whose number is not greater than its own.
  *   1.0  the first ABI
- *   1.1  hev2_last_error, hev2_last_errno (per-thread detail of a failure) */
+ *   1.1  hev2_last_error, hev2_last_errno (per-thread detail of a failure)
+ *   1.2  hev2_options.drive: a race played on the thread that waits for it */
 #define HEV2_VERSION_MAJOR 1
-#define HEV2_VERSION_MINOR 1
+#define HEV2_VERSION_MINOR 2
 #define HEV2_VERSION_PATCH 0
 #define HEV2_VERSION_NUM                                                      \
 	(HEV2_VERSION_MAJOR * 10000 + HEV2_VERSION_MINOR * 100 + HEV2_VERSION_PATCH)
@@ -271,6 +313,12 @@ extern "C" {
 #define HEV2_EV_ATTEMPT_DELAY    13 /* the next attempt is due at .detail
                                         ("until 250.000 ms"), unless an
                                         attempt fails first (since 1.1) */
+
+/* Who plays a handle's race (hev2_options.drive; since 1.2). */
+#define HEV2_DRIVE_LIBRARY 0 /* default: a library thread, from hev2_connect
+                                on; wait, fd, callback and job all work */
+#define HEV2_DRIVE_WAITER  1 /* the thread inside hev2_wait: see "Driven by
+                                the waiter" above */
 
 /* hev2_job_register flags */
 #define HEV2_JOB_DIRECT 1u /* call the job on the triggering thread (a
@@ -362,6 +410,10 @@ typedef struct hev2_options {
 	/* 1: record the race's events (hev2_get_event); costs a little memory
 	 * per event. Default 0. */
 	int record_events;
+
+	/* HEV2_DRIVE_LIBRARY (default) or HEV2_DRIVE_WAITER: see "Driven by the
+	 * waiter" above (since 1.2). */
+	int drive;
 } hev2_options;
 
 /* One family's lookup. */
@@ -482,8 +534,21 @@ int hev2_stats(hev2_stats_info *s);
 
 /* ---- connections ------------------------------------------------------------ */
 
-/* Fills *o with the defaults and o->size. HEV2_EINVAL if o is NULL. */
+/* Fills *o with the defaults and o->size. HEV2_EINVAL if o is NULL.
+ * Since 1.2 this name is a macro (below) that passes the caller's
+ * sizeof(hev2_options) to hev2_options_init_size, so the library never
+ * writes past a struct compiled against an older header; the function of
+ * this name (called by programs built against 1.0/1.1, or as
+ * (hev2_options_init)(o)) fills the 1.0 layout only. */
 int hev2_options_init(hev2_options *o);
+
+/* Fills the first size bytes of *o with the defaults and sets o->size =
+ * size (since 1.2). size is the caller's sizeof(hev2_options): at least
+ * 1.0's, at most 4096; HEV2_EINVAL otherwise or if o is NULL. Bindings
+ * that lay the struct out themselves call this with their own size.
+ * Async-signal-safe. */
+int hev2_options_init_size(hev2_options *o, size_t size);
+#define hev2_options_init(o) hev2_options_init_size((o), sizeof *(o))
 
 /* Starts connecting to host:port and returns at once with *out set to a new
  * handle; nothing is resolved or connected on the calling thread. host: a
@@ -501,7 +566,8 @@ int hev2_connect_len(const char *host, size_t host_len, const char *port,
 /* Blocks until c is done (HEV2_OK) or timeout_ms elapses (HEV2_EAGAIN).
  * timeout_ms: -1 forever, 0 just check, 1..HEV2_MAX_TIMEOUT_MS. The outcome
  * itself is in hev2_result. A concurrent hev2_release makes it return
- * HEV2_EHANDLE. */
+ * HEV2_EHANDLE. For a handle driven by the waiter (HEV2_DRIVE_WAITER), the
+ * race is played on the calling thread while it waits. */
 int hev2_wait(hev2_conn c, int timeout_ms);
 
 /* An fd that becomes readable when c is done and stays readable (an eventfd,

@@ -1,7 +1,7 @@
 # capi: libhev2.so (the C ABI of include/hev2.h), its pkg-config file, the
 # hev2-connect tool, the C test suite and the C ABI benchmark.
 CAPI_SOVERSION := 1
-CAPI_VERSION   := 1.1.0
+CAPI_VERSION   := 1.2.0
 CAPI_LIB       := $(BUILD)/libhev2.so.$(CAPI_VERSION)
 CAPI_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude
 CAPI_LDFLAGS   := -L$(BUILD) -lhev2 -Wl,-rpath,'$$ORIGIN'
@@ -66,7 +66,7 @@ demo-capi: capi $(BUILD)/hev2-demo-listeners
 	@examples/c/demo.sh $(BUILD)
 
 # ---- the C test suite (tests/c) ---------------------------------------------
-CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds
+CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds test_driven
 # These load the library themselves (dlopen) and are given its path.
 CAPI_DLOPEN_TESTS := test_sigchld test_no_fds
 CAPI_TEST_BINS := $(addprefix $(BUILD)/tests/c/,$(CAPI_TESTS))

@@ -156,7 +156,26 @@ static int stats_size_small(void)
 	hev2_stats_info s = {.size = 4};
 	return hev2_stats(&s);
 }
-static int options_init_null(void) { return hev2_options_init(NULL); }
+static int options_init_null(void) { return (hev2_options_init)(NULL); }
+static int options_init_size_null(void) { return hev2_options_init_size(NULL, sizeof(hev2_options)); }
+static int options_init_size_small(void)
+{
+	hev2_options o;
+	return hev2_options_init_size(&o, 8);
+}
+static int options_init_size_absurd(void)
+{
+	hev2_options o;
+	return hev2_options_init_size(&o, (size_t)-1);
+}
+static int options_drive_unknown(void)
+{
+	hev2_options o;
+	hev2_options_init(&o);
+	o.drive = 7;
+	hev2_conn c;
+	return hev2_connect("127.0.0.1", "80", &o, &c);
+}
 static int max_handles_zero(void) { return hev2_set_max_handles(0); }
 static int max_handles_negative(void) { return hev2_set_max_handles(-5); }
 static int max_handles_absurd(void) { return hev2_set_max_handles(2000000); }
@@ -250,6 +269,10 @@ static const struct row {
 	R(stats_null, HEV2_EINVAL, "hev2_stats: s is NULL"),
 	R(stats_size_small, HEV2_EINVAL, "hev2_stats: s->size 4 out of range"),
 	R(options_init_null, HEV2_EINVAL, "hev2_options_init: o is NULL"),
+	R(options_init_size_null, HEV2_EINVAL, "hev2_options_init_size: o is NULL"),
+	R(options_init_size_small, HEV2_EINVAL, "hev2_options_init_size: size 8 out of range"),
+	R(options_init_size_absurd, HEV2_EINVAL, "hev2_options_init_size: size 18446744073709551615 out of range"),
+	R(options_drive_unknown, HEV2_EOPTIONS, "hev2_connect: drive 7 is not HEV2_DRIVE_LIBRARY"),
 	R(max_handles_zero, HEV2_EINVAL, "hev2_set_max_handles: max 0 out of range"),
 	R(max_handles_negative, HEV2_EINVAL, "hev2_set_max_handles: max -5 out of range"),
 	R(max_handles_absurd, HEV2_EINVAL, "hev2_set_max_handles: max 2000000 out of range"),

@@ -21,9 +21,9 @@ from ctypes import (
 )
 
 VERSION_MAJOR = 1
-VERSION_MINOR = 1
+VERSION_MINOR = 2
 VERSION_PATCH = 0
-VERSION_NUM = 10100
+VERSION_NUM = 10200
 OK = 0
 EINVAL = -1
 EHOST = -2
@@ -64,6 +64,8 @@ EV_TIMEOUT = 10
 EV_CANCELED = 11
 EV_DONE = 12
 EV_ATTEMPT_DELAY = 13
+DRIVE_LIBRARY = 0
+DRIVE_WAITER = 1
 JOB_DIRECT = 1
 ADDRSTRLEN = 64
 DETAILLEN = 160
@@ -162,6 +164,7 @@ class Options(Structure):
         ("on_done_data", c_void_p),
         ("job", hev2_job),
         ("record_events", c_int),
+        ("drive", c_int),
     ]
 
 
@@ -269,7 +272,7 @@ STRUCTS: dict[str, type[Structure]] = {
 # sizeof and offsetof of every member, as the C compiler measured them.
 LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
     "hev2_options": (
-        112,
+        120,
         {
             "size": 0,
             "resolution_delay_ms": 8,
@@ -292,6 +295,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "on_done_data": 96,
             "job": 104,
             "record_events": 108,
+            "drive": 112,
         },
     ),
     "hev2_lookup_info": (

@@ -8,9 +8,9 @@ module Hev2
   # sizeof/offsetof). Native, Layout and Events read it.
   module ABI
     VERSION_MAJOR = 1
-    VERSION_MINOR = 1
+    VERSION_MINOR = 2
     VERSION_PATCH = 0
-    VERSION_NUM = 10100
+    VERSION_NUM = 10200
     OK = 0
     EINVAL = -1
     EHOST = -2
@@ -51,6 +51,8 @@ module Hev2
     EV_CANCELED = 11
     EV_DONE = 12
     EV_ATTEMPT_DELAY = 13
+    DRIVE_LIBRARY = 0
+    DRIVE_WAITER = 1
     JOB_DIRECT = 1
     ADDRSTRLEN = 64
     DETAILLEN = 160
@@ -122,7 +124,7 @@ module Hev2
 
     # sizeof of each struct.
     SIZES = {
-      hev2_options: 112,
+      hev2_options: 120,
       hev2_lookup_info: 32,
       hev2_result_info: 320,
       hev2_attempt_info: 112,
@@ -154,6 +156,7 @@ module Hev2
         on_done_data: 96,
         job: 104,
         record_events: 108,
+        drive: 112,
       }.freeze,
       hev2_lookup_info: {
         family: 0,

@@ -1,0 +1,343 @@
+/* Handles driven by the waiter (hev2_options.drive = HEV2_DRIVE_WAITER):
+ * the race is played inside hev2_wait on the calling thread. Each case
+ * also holds for the default drive; here we prove the waiter-driven one:
+ * a connect, a wait in slices, a cancel and a release from another thread
+ * while a waiter is blocked, callbacks from a library thread, fallback,
+ * several waiters, bad values, and no fd left behind. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "util.h"
+
+static void waiter_options(hev2_options *o)
+{
+	hev2_options_init(o);
+	o->drive = HEV2_DRIVE_WAITER;
+}
+
+static void test_connect(int port)
+{
+	int before = count_fds();
+	hev2_options o;
+	waiter_options(&o);
+	char p[16];
+	snprintf(p, sizeof p, "%d", port);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_OK);
+	CHECK(r.fd >= 0);
+	CHECK_INT(r.family, AF_INET);
+	CHECK_INT(r.n_attempts, 1);
+	if (r.fd >= 0)
+		close(r.fd);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	CHECK_FDS(before);
+}
+
+static void test_refused(void)
+{
+	hev2_options o;
+	waiter_options(&o);
+	char p[16];
+	snprintf(p, sizeof p, "%d", refused_port());
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_ECONNECT);
+	CHECK_INT(r.error, ECONNREFUSED);
+	CHECK_INT(r.fd, -1);
+	hev2_release(c);
+}
+
+/* ::1 drops SYNs, 127.0.0.1 accepts on the same port: IPv6 first, IPv4
+ * after the attempt delay, waited for in 5 ms slices that lose nothing. */
+static void test_fallback_in_slices(void)
+{
+	if (!have_ipv6_loopback()) {
+		printf("skip fallback: no ::1\n");
+		return;
+	}
+	struct server s4;
+	CHECK(server_start(&s4, AF_INET) == 0);
+	struct blackhole bh;
+	CHECK(blackhole_start(&bh, AF_INET6, s4.port) == 0);
+	int before = count_fds();
+	hev2_options o;
+	waiter_options(&o);
+	o.connection_attempt_delay_ms = 30;
+	o.static_hosts = "dual.test:::1,127.0.0.1";
+	o.record_events = 1;
+	char p[16];
+	snprintf(p, sizeof p, "%d", bh.port);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("dual.test", p, &o, &c), HEV2_OK);
+	int slices = 0, rc;
+	while ((rc = hev2_wait(c, 5)) == HEV2_EAGAIN)
+		slices++;
+	CHECK_RC(rc, HEV2_OK);
+	CHECK(slices >= 2); /* the attempt delay spans several slices */
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_OK);
+	CHECK_INT(r.family, AF_INET);
+	CHECK_INT(r.n_attempts, 2);
+	hev2_attempt_info a = {.size = sizeof a};
+	CHECK_RC(hev2_get_attempt(c, 0, &a), HEV2_OK);
+	CHECK(strcmp(a.address, "::1") == 0);
+	CHECK(a.won == 0);
+	int closed = 0;
+	for (int i = 0; i < r.n_events; i++) {
+		hev2_event_info e = {.size = sizeof e};
+		CHECK_RC(hev2_get_event(c, i, &e), HEV2_OK);
+		closed |= e.kind == HEV2_EV_ATTEMPT_CLOSED && e.attempt == 0;
+	}
+	CHECK(closed);
+	if (r.fd >= 0)
+		close(r.fd);
+	hev2_release(c);
+	CHECK_FDS(before);
+	server_stop(&s4);
+	blackhole_stop(&bh);
+}
+
+struct later {
+	hev2_conn c;
+	int ms;
+	int release; /* 1: hev2_release, 0: hev2_cancel */
+};
+
+static void *act_later(void *arg)
+{
+	struct later *l = arg;
+	usleep((useconds_t)l->ms * 1000);
+	if (l->release)
+		hev2_release(l->c);
+	else
+		hev2_cancel(l->c);
+	return NULL;
+}
+
+/* A waiter blocked forever on a SYN-dropping listener is woken by a cancel
+ * or a release from another thread; nothing is left open. */
+static void test_cancel_and_release_from_another_thread(void)
+{
+	struct blackhole bh;
+	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	char p[16];
+	snprintf(p, sizeof p, "%d", bh.port);
+	for (int release = 0; release <= 1; release++) {
+		int before = count_fds();
+		hev2_options o;
+		waiter_options(&o);
+		hev2_conn c;
+		CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+		struct later l = {.c = c, .ms = 30, .release = release};
+		pthread_t t;
+		pthread_create(&t, NULL, act_later, &l);
+		double t0 = now_ms();
+		int rc = hev2_wait(c, 10000);
+		double took = now_ms() - t0;
+		pthread_join(t, NULL);
+		CHECK(took < 5000); /* woken, not timed out */
+		if (release) {
+			CHECK_RC(rc, HEV2_EHANDLE);
+		} else {
+			CHECK_RC(rc, HEV2_OK);
+			hev2_result_info r = {.size = sizeof r};
+			CHECK_RC(hev2_result(c, &r), HEV2_OK);
+			CHECK_RC(r.status, HEV2_ECANCELED);
+			CHECK_INT(r.fd, -1);
+			CHECK_RC(hev2_release(c), HEV2_OK);
+		}
+		CHECK_FDS(before);
+	}
+	/* With nobody waiting, a cancel settles the outcome by itself. */
+	hev2_options o;
+	waiter_options(&o);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_cancel(c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, 0), HEV2_OK);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_ECANCELED);
+	hev2_release(c);
+	blackhole_stop(&bh);
+}
+
+struct done_record {
+	pthread_t waiter;
+	pthread_t caller;
+	int status;
+	int calls;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void on_done(hev2_conn c, int status, void *data)
+{
+	(void)c;
+	struct done_record *d = data;
+	pthread_mutex_lock(&d->mu);
+	d->caller = pthread_self();
+	d->status = status;
+	d->calls++;
+	pthread_cond_signal(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+/* on_done of a waiter-driven handle comes from a library thread, never
+ * from inside the hev2_wait that decided the race. */
+static void test_callback_not_on_waiter(int port)
+{
+	struct done_record d = {.waiter = pthread_self(), .mu = PTHREAD_MUTEX_INITIALIZER,
+	                        .cv = PTHREAD_COND_INITIALIZER};
+	hev2_options o;
+	waiter_options(&o);
+	o.on_done = on_done;
+	o.on_done_data = &d;
+	char p[16];
+	snprintf(p, sizeof p, "%d", port);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	pthread_mutex_lock(&d.mu);
+	while (d.calls == 0)
+		pthread_cond_wait(&d.cv, &d.mu);
+	pthread_mutex_unlock(&d.mu);
+	CHECK_INT(d.calls, 1);
+	CHECK_RC(d.status, HEV2_OK);
+	CHECK(!pthread_equal(d.caller, d.waiter));
+	hev2_release(c);
+}
+
+struct waiter_arg {
+	hev2_conn c;
+	int rc;
+};
+
+static void *wait_thread(void *arg)
+{
+	struct waiter_arg *w = arg;
+	w->rc = hev2_wait(w->c, 10000);
+	return NULL;
+}
+
+/* Several threads wait on one handle: one drives, all see the outcome. */
+static void test_several_waiters(void)
+{
+	if (!have_ipv6_loopback())
+		return;
+	struct server s4;
+	CHECK(server_start(&s4, AF_INET) == 0);
+	struct blackhole bh;
+	CHECK(blackhole_start(&bh, AF_INET6, s4.port) == 0);
+	hev2_options o;
+	waiter_options(&o);
+	o.connection_attempt_delay_ms = 20;
+	o.static_hosts = "dual.test:::1,127.0.0.1";
+	char p[16];
+	snprintf(p, sizeof p, "%d", bh.port);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("dual.test", p, &o, &c), HEV2_OK);
+	struct waiter_arg w[4];
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++) {
+		w[i].c = c;
+		pthread_create(&t[i], NULL, wait_thread, &w[i]);
+	}
+	for (int i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_RC(w[i].rc, HEV2_OK);
+	}
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_OK);
+	if (r.fd >= 0)
+		close(r.fd);
+	hev2_release(c);
+	server_stop(&s4);
+	blackhole_stop(&bh);
+}
+
+static void test_bad_values(int port)
+{
+	char p[16];
+	snprintf(p, sizeof p, "%d", port);
+	hev2_options o;
+	hev2_conn c;
+	waiter_options(&o);
+	o.drive = 2;
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_EOPTIONS);
+	CHECK(strstr(hev2_last_error(), "drive 2") != NULL);
+	o.drive = -1;
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_EOPTIONS);
+	/* A caller built against 1.1 (no drive field) still gets the default. */
+	hev2_options_init(&o);
+	o.size = offsetof(hev2_options, drive);
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	hev2_release(c);
+	/* Bad wait timeouts are refused the same way for both drives. */
+	waiter_options(&o);
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -2), HEV2_EINVAL);
+	CHECK_RC(hev2_wait(c, HEV2_MAX_TIMEOUT_MS + 1), HEV2_EINVAL);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -1), HEV2_EHANDLE);
+}
+
+/* A static entry with no address of the wanted family is an outcome, as
+ * with the default drive, not a refused call. */
+static void test_outcome_before_io(void)
+{
+	hev2_options o;
+	waiter_options(&o);
+	o.family = AF_INET6;
+	o.static_hosts = "v4only.test:127.0.0.1";
+	hev2_conn c;
+	CHECK_RC(hev2_connect("v4only.test", "80", &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_ERESOLVE);
+	hev2_release(c);
+}
+
+int main(void)
+{
+	struct server s;
+	if (server_start(&s, AF_INET) != 0) {
+		perror("server");
+		return 1;
+	}
+	CHECK_RC(hev2_init(), HEV2_OK);
+	warm_up(s.port);
+	test_connect(s.port);
+	test_refused();
+	test_fallback_in_slices();
+	test_cancel_and_release_from_another_thread();
+	test_callback_not_on_waiter(s.port);
+	test_several_waiters();
+	test_bad_values(s.port);
+	test_outcome_before_io();
+	CHECK(wait_idle(2000));
+	hev2_stats_info st = {.size = sizeof st};
+	CHECK_RC(hev2_stats(&st), HEV2_OK);
+	CHECK_INT(st.handles_live, 0);
+	server_stop(&s);
+	return check_done("test_driven");
+}
