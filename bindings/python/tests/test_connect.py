@@ -119,10 +119,33 @@ def test_library_facts():
     assert hev2.library_path().endswith("libhev2.so")
 
 
+def hold_waiters(n: int) -> None:
+    """n threads waiting in create_connection at the same time. Each thread
+    inside hev2_wait holds one of the library's wake eventfds, kept for the
+    life of the process (as many as threads ever waited at once): after
+    this, n waiters need no new one and fds can be counted."""
+    import threading
+
+    barrier = threading.Barrier(n)
+
+    def waiter():
+        barrier.wait()
+        with pytest.raises(TimeoutError):
+            hev2.create_connection(("127.0.0.1", port), connect_timeout=0.3)
+
+    with blackhole("127.0.0.1") as port:
+        threads = [threading.Thread(target=waiter) for _ in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+
 def test_many_threads_connect_at_once():
     import threading
 
     errors = []
+    hold_waiters(16)
     with listener("127.0.0.1", backlog=512) as port:
         before = fd_count()
 

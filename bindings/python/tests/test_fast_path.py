@@ -1,7 +1,9 @@
-"""The cheap common case: a connection with default options hands the
-library NULL options (no struct built), other options a copy of
-hev2_options_init's struct with only the chosen fields set; importing hev2
-imports nothing heavy (pathlib, asyncio, ctypes ... come when used)."""
+"""The cheap common case: a blocking connection with default options hands
+the library one shared, prebuilt struct (the defaults with drive =
+HEV2_DRIVE_WAITER), an asyncio one NULL options; other options get a copy of
+hev2_options_init_size's struct with only the chosen fields (and drive) set;
+importing hev2 imports nothing heavy (pathlib, asyncio, ctypes ... come when
+used)."""
 
 from __future__ import annotations
 
@@ -40,8 +42,8 @@ def built_options(monkeypatch):
     seen = []
     real = _handle.options_for
 
-    def recording(req):
-        o = real(req)
+    def recording(req, waiter=False):
+        o = real(req, waiter)
         seen.append(o)
         return o
 
@@ -53,7 +55,7 @@ def fields(o):
     return {name: getattr(o, name) for name, _ in _abi.Options._fields_}
 
 
-def test_a_default_connection_passes_null_options(built_options):
+def test_a_default_blocking_connection_passes_the_shared_waiter_struct(built_options):
     old = socket.getdefaulttimeout()
     try:
         socket.setdefaulttimeout(None)
@@ -63,7 +65,26 @@ def test_a_default_connection_passes_null_options(built_options):
                 assert s.gettimeout() is None
     finally:
         socket.setdefaulttimeout(old)
-    assert built_options == [None]
+    (o,) = built_options
+    assert o is _handle.waiter_default_options()  # built once, not per connect
+    want = fields(_handle.options_template())
+    want["drive"] = _abi.DRIVE_WAITER
+    assert fields(o) == want
+
+
+def test_a_default_asyncio_connection_passes_null_options(built_options):
+    import asyncio
+
+    import hev2.aio
+
+    async def main(port):
+        _, writer = await hev2.aio.open_connection("127.0.0.1", port)
+        writer.close()
+        await writer.wait_closed()
+
+    with listener("127.0.0.1") as port:
+        asyncio.run(main(port))
+    assert built_options == [None]  # library-driven: the loop watches hev2_fd
 
 
 def test_a_timeout_builds_options_with_only_that_field_set(built_options):
@@ -75,14 +96,31 @@ def test_a_timeout_builds_options_with_only_that_field_set(built_options):
     assert o is not None
     want = fields(_handle.options_template())
     want["connect_timeout_ms"] = 2500
+    want["drive"] = _abi.DRIVE_WAITER
     assert fields(o) == want
 
 
-def test_defaults_in_every_form_are_null_options():
-    assert _handle.options_for(request()) is None
-    assert _handle.options_for(request(timeout=None)) is None
-    assert _handle.options_for(request(timeout=0)) is None  # a non-blocking socket bounds nothing
-    assert _handle.options_for(request(source=("", 0), family=socket.AF_UNSPEC, nodelay=False)) is None
+@pytest.mark.parametrize("waiter", [False, True])
+def test_defaults_in_every_form_need_no_struct_built(waiter):
+    shared = _handle.waiter_default_options() if waiter else None
+    assert _handle.options_for(request(), waiter) is shared
+    assert _handle.options_for(request(timeout=None), waiter) is shared
+    assert _handle.options_for(request(timeout=0), waiter) is shared  # a non-blocking socket bounds nothing
+    assert _handle.options_for(request(source=("", 0), family=socket.AF_UNSPEC, nodelay=False), waiter) is shared
+
+
+def test_the_template_is_the_full_1_2_struct():
+    # hev2_options_init_size with our sizeof: every field of 1.2, drive
+    # included, has its default (the library's own drive: a library thread).
+    t = _handle.options_template()
+    assert t.size == _abi.ctypes.sizeof(_abi.Options) == _abi.LAYOUT["hev2_options"][0]
+    assert t.size > _abi.LAYOUT["hev2_options"][1]["drive"]
+    assert (t.drive, t.fast_fallback, t.family, t.resolver) == (_abi.DRIVE_LIBRARY, 1, socket.AF_UNSPEC, _abi.RESOLVER_DEFAULT)
+    # Why not hev2_options_init: the exported function fills 1.0's layout
+    # only, and the library would then never read `drive`.
+    old = _abi.Options()
+    assert _abi.api().hev2_options_init(_abi.ctypes.byref(old)) == _abi.OK
+    assert old.size <= _abi.LAYOUT["hev2_options"][1]["drive"]
 
 
 @pytest.mark.parametrize(
@@ -113,6 +151,10 @@ def test_one_option_sets_one_field_of_the_default_struct(kw, field, value):
     assert want["size"] == _abi.ctypes.sizeof(_abi.Options)
     want[field] = value
     assert fields(o) == want
+    # The blocking path's struct: the same, driven by the waiter.
+    w = _handle.options_for(request(source=source, **kw), True)
+    want["drive"] = _abi.DRIVE_WAITER
+    assert fields(w) == want
 
 
 def test_builtin_resolver_with_nameservers_sets_both():

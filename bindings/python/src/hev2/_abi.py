@@ -28,8 +28,12 @@ from ._abi_gen import (
 from ._lib import LibraryError, library
 
 # The header version this package was generated from (HEV2_VERSION_NUM):
-# the library must be of its major version and not older.
+# the library must be of its major version and not older. That is 1.2 at
+# least: create_connection's races are driven by the waiter
+# (hev2_options.drive, 1.2) and the options struct is filled by
+# hev2_options_init_size (1.2).
 HEADER_VERSION = VERSION_NUM
+assert HEADER_VERSION >= 10200, "the generated ABI predates hev2_options.drive"
 
 # Which timeout fired (hev2_result_info.timeout) -> the option's name, "" for none.
 TIMEOUT_KINDS: dict[int, str] = {k: ("" if k == TIMEOUT_NONE else name) for k, name in TIMEOUT_NAMES.items()}
@@ -60,6 +64,9 @@ PROTOTYPES = {
     # 1.1
     "hev2_last_error": (c_char_p, []),
     "hev2_last_errno": (c_int, []),
+    # 1.2: the only way to fill a 1.2 struct (hev2_options_init fills the
+    # 1.0 layout, size 112, and a `drive` past it would be ignored).
+    "hev2_options_init_size": (c_int, [POINTER(Options), c_size_t]),
 }
 
 

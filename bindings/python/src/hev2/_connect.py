@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import errno
 import os
-import select
 import socket
 
 from ._handle import Handle, Winner
@@ -17,17 +15,13 @@ if TYPE_CHECKING:
 
     from ._errors import Failure
 
-# How long one wait on the handle's fd may last. A signal meant for Python
-# (Ctrl-C) may be delivered to one of the library's threads instead of the
-# waiting one, in which case the wait is not interrupted: Python only notices
-# the signal when the wait returns. Waking up this often bounds that delay.
-WAIT_SLICE_MS = 100
-
-# A first, short wait inside the library (GIL released): a connection that
-# is done by then (loopback, a near server) needs no eventfd at all, which
-# saves creating, polling and closing one. It delays Ctrl-C by at most this.
-FAST_WAIT_MS = 1
-
+# How long one hev2_wait on a connection may last before Python checks for
+# signals (Ctrl-C) and asynchronous exceptions. The connection's race is
+# played by this thread inside hev2_wait (HEV2_DRIVE_WAITER) with the GIL
+# released; the library retries EINTR itself, so a Ctrl-C is seen when the
+# slice ends: within this bound. Slicing costs nothing on a fast connect
+# (hev2_wait returns the moment the race is decided) and loses no progress.
+WAIT_SLICE_MS = 50
 
 def create_connection(
     address: tuple[Any, Any],
@@ -106,38 +100,23 @@ def create_connection(
 
 
 def connect_blocking(req: ConnectRequest) -> Winner | Failure:
-    """Runs one connection to its outcome on the calling thread."""
-    handle = Handle(req)
+    """Runs one connection to its outcome on the calling thread: the race is
+    driven by this thread inside hev2_wait (no library thread hands it over,
+    no eventfd per connect), in slices so that Python runs its signal
+    handlers in between. KeyboardInterrupt, or any exception raised between
+    slices (another thread's PyThreadState_SetAsyncExc ...), cancels the race
+    and releases the handle, which closes every attempt's socket, then
+    propagates."""
+    handle = Handle(req, waiter=True)
     try:
-        if not handle.wait(FAST_WAIT_MS):
-            wait_done(handle)
-        return handle.outcome()
-    finally:
-        # Cancels a connection still running (KeyboardInterrupt, any
-        # exception) and frees the handle; a winner's fd is ours by now.
-        handle.close()
-
-
-def wait_done(handle: Handle) -> None:
-    """Waits for the outcome in poll(2) on the handle's fd: the GIL is free
-    meanwhile, and a signal handler's exception (KeyboardInterrupt) ends the
-    wait, after which the caller cancels the handle."""
-    try:
-        fd = handle.fd()
-    except OSError as e:
-        if e.errno not in (errno.EMFILE, errno.ENFILE):
-            raise
-        # Out of fds for the handle's eventfd: the connection itself may
-        # still end well, or fail with the error that matters (a resolver's
-        # EAI_SYSTEM, say). Wait inside the library instead, in slices so
-        # that signals are still seen.
         while not handle.wait(WAIT_SLICE_MS):
             pass
-        return
-    poller = select.poll()
-    poller.register(fd, select.POLLIN)
-    while not poller.poll(WAIT_SLICE_MS):
-        pass
+        return handle.outcome()
+    finally:
+        # Cancels a connection still running and frees the handle (no
+        # thread drives it now: the release settles and closes it); a
+        # winner's fd is ours by now.
+        handle.close()
 
 
 def socket_from(w: Winner) -> socket.socket:

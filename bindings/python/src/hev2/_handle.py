@@ -99,8 +99,12 @@ def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes |
     return ";".join(entries).encode("ascii")
 
 
-# hev2_options_init's struct, made once: options_for copies it.
+# hev2_options_init_size's struct, made once: options_for copies it.
 _template: _abi.Options | None = None
+# The struct of a default connection driven by its waiter (the template with
+# drive = HEV2_DRIVE_WAITER), made once and passed as is: the library only
+# reads it during hev2_connect, so threads can share it.
+_waiter_default: _abi.Options | None = None
 
 
 def options_template() -> _abi.Options:
@@ -108,18 +112,35 @@ def options_template() -> _abi.Options:
     if _template is None:
         lib = api()
         o = _abi.Options()
-        check(lib.hev2_options_init(ctypes.byref(o)))
+        # Not hev2_options_init: that entry point fills 1.0's layout (size
+        # 112) and the library would ignore every later field (drive).
+        check(lib.hev2_options_init_size(ctypes.byref(o), ctypes.sizeof(o)))
         _template = o  # two threads racing here make two equal structs
     return _template
 
 
-def options_for(req: ConnectRequest) -> _abi.Options | None:
-    """The options struct hev2_connect gets for req: None (NULL, which the
-    library reads as its defaults) when every option is the default;
-    otherwise hev2_options_init's defaults, copied, with only the fields the
-    caller chose set."""
+def waiter_default_options() -> _abi.Options:
+    """The library's defaults with drive = HEV2_DRIVE_WAITER (shared, never
+    changed after it is made)."""
+    global _waiter_default
+    if _waiter_default is None:
+        o = _abi.Options.from_buffer_copy(options_template())
+        o.drive = _abi.DRIVE_WAITER
+        _waiter_default = o
+    return _waiter_default
+
+
+def options_for(req: ConnectRequest, waiter: bool = False) -> _abi.Options | None:
+    """The options struct hev2_connect gets for req. waiter: the race is
+    played by the thread that waits for it (hev2_wait, HEV2_DRIVE_WAITER);
+    otherwise by a library thread (the default, for hev2_fd watchers).
+
+    When every option is the default: None (NULL, which the library reads as
+    its defaults) for a library-driven race, the shared waiter_default_options()
+    for a waiter-driven one. Otherwise hev2_options_init_size's defaults,
+    copied, with only the fields the caller chose set (and drive)."""
     if req.default_options():
-        return None
+        return waiter_default_options() if waiter else None
     template = options_template()
     o = _abi.Options.from_buffer_copy(template)
     if req.resolution_delay is not None:
@@ -156,6 +177,8 @@ def options_for(req: ConnectRequest) -> _abi.Options | None:
     # o.blocking stays 0: the fd comes back non-blocking and Python's
     # settimeout() sets the mode with one ioctl(FIONBIO); the library's
     # switch costs two fcntl calls (measured with strace).
+    if waiter:
+        o.drive = _abi.DRIVE_WAITER
     return o
 
 
@@ -197,17 +220,21 @@ def text(raw: bytes) -> str:
 
 
 class Handle:
-    """A started connection."""
+    """A started connection. waiter=True: its race is played by whoever
+    waits for it (wait() in slices), on that thread; False: by a library
+    thread from the start (fd() watchers, asyncio)."""
 
     __slots__ = ("id", "req", "_released")
 
-    def __init__(self, req: ConnectRequest) -> None:
+    def __init__(self, req: ConnectRequest, waiter: bool = False) -> None:
         lib = api()
         host = req.host.encode("ascii")
         out = _abi.hev2_conn(0)
         # A Structure passed for a POINTER(Options) parameter goes by
         # reference; None is NULL.
-        status = lib.hev2_connect_len(host, len(host), str(req.port).encode(), options_for(req), ctypes.byref(out))
+        status = lib.hev2_connect_len(
+            host, len(host), str(req.port).encode(), options_for(req, waiter), ctypes.byref(out)
+        )
         if status < 0:
             check(status, connect_context(status, req))
         self.id = out.value
@@ -219,7 +246,9 @@ class Handle:
         return check(_abi.api().hev2_fd(self.id))
 
     def wait(self, timeout_ms: int) -> bool:
-        """Blocks (GIL released) up to timeout_ms (-1: forever); True once done."""
+        """Blocks (GIL released) up to timeout_ms (-1: forever); True once
+        done. A waiter-driven handle's race progresses only in here; a
+        timed-out wait loses none of it (the next one resumes)."""
         status = _abi.api().hev2_wait(self.id, timeout_ms)
         if status == _abi.EAGAIN:
             return False

@@ -30,7 +30,9 @@ PASSED_THROUGH = ("ssl", "server_hostname", "ssl_handshake_timeout", "ssl_shutdo
 async def connect(req: ConnectRequest) -> Winner | Failure:
     """Runs one connection to its outcome without blocking the loop."""
     loop = asyncio.get_running_loop()
-    handle = Handle(req)
+    # Driven by a library thread (not waiter=True as create_connection's):
+    # the loop must not block in hev2_wait, it watches the handle's fd.
+    handle = Handle(req, waiter=False)
     try:
         if not handle.wait(0):
             fd = handle.fd()
