@@ -6,19 +6,39 @@ require_relative "native"
 require_relative "scratch"
 require_relative "errors"
 require_relative "events"
+require_relative "nogvl"
 
 module Hev2
-  # Runs one connection through the C ABI:
+  # Runs one connection through the C ABI, in one of two ways.
   #
-  #   hev2_connect (returns at once) -> wait for the handle's eventfd with
-  #   IO#wait_readable -> hev2_result -> ::Socket.for_fd(winner fd)
+  # On the caller's thread (the default where the C extension Hev2::NoGVL
+  # is built, outside a non-blocking Fiber):
+  #
+  #   hev2_connect with drive = HEV2_DRIVE_WAITER (returns at once) ->
+  #   Hev2::NoGVL.wait: hev2_wait(conn, -1) without the GVL, which plays
+  #   the race on this thread -> hev2_result -> ::Socket.for_fd(winner fd)
+  #
+  # No library thread takes part on a healthy connect. Ruby interrupts the
+  # wait (Thread#raise, Thread#kill, Timeout, Ctrl-C) through the
+  # extension's unblocking function, which cancels the handle; Ruby then
+  # raises the interrupt itself. An interrupt that raises nothing (a trap
+  # handler that returned, Thread#wakeup) has cancelled the race all the
+  # same: the connection is started again (open_timeout keeps counting from
+  # the first start; resolv and connect timeouts start over).
+  #
+  # Otherwise (no extension, HEV2_NO_EXT=1, or under a Fiber scheduler):
+  #
+  #   hev2_connect (the race on a library thread) -> wait for the handle's
+  #   eventfd with IO#wait_readable -> hev2_result -> ::Socket.for_fd
   #
   # IO#wait_readable waits without the GVL, is woken by Thread#raise,
   # Thread#kill, Timeout and Ctrl-C, and under a Fiber scheduler becomes the
-  # scheduler's io_wait, so other fibers run. Ruby is never called from a
-  # library thread. Interrupts are only accepted during that wait; around it
-  # they are deferred so that the handle is always released and a winning fd
-  # is always either wrapped in a Socket or closed: nothing is left behind.
+  # scheduler's io_wait, so other fibers run.
+  #
+  # Either way Ruby is never called from a library thread. Interrupts are
+  # only accepted during the wait; around it they are deferred so that the
+  # handle is always released and a winning fd is always either wrapped in
+  # a Socket or closed: nothing is left behind.
   module Connector
     N = Native
     F = Native::F
@@ -28,17 +48,30 @@ module Hev2
     EVENTFD = F[:hev2_fd]
     WAIT = F[:hev2_wait]
     RELEASE = F[:hev2_release]
+    WAIT_ADDRESS = Native::WAIT_ADDRESS
+    CANCEL_ADDRESS = Native::CANCEL_ADDRESS
 
     DEFER = { Object => :never }.freeze
     ALLOW = { Object => :immediate }.freeze
     private_constant :DEFER, :ALLOW
 
-    # hev2_options as hev2_options_init fills it.
+    # hev2_options as hev2_options_init fills it (this gem's layout: the
+    # 1.2 struct with `drive`, so the size is given explicitly).
     DEFAULT_OPTIONS = begin
       s = Scratch.new
-      rc = F[:hev2_options_init].call(s.address + Scratch::OPTIONS)
-      raise Error.new("hev2_options_init: #{N.strerror(rc)}", rc) unless rc == N::OK
+      rc = F[:hev2_options_init_size].call(s.address + Scratch::OPTIONS, L::OPTIONS_SIZE)
+      raise Error.new("hev2_options_init_size: #{N.strerror(rc)}", rc) unless rc == N::OK
       s.bytes.byteslice(Scratch::OPTIONS, L::OPTIONS_SIZE).freeze
+    end
+
+    # The defaults with drive = HEV2_DRIVE_WAITER, for the calls with no
+    # option (the library only reads it during hev2_connect, so one block,
+    # never written again, serves every thread). Never freed.
+    WAITER_OPTIONS = begin
+      p = Fiddle::Pointer.malloc(L::OPTIONS_SIZE)
+      p[0, L::OPTIONS_SIZE] = DEFAULT_OPTIONS
+      p[L::OPTIONS[:drive], 4] = [N::DRIVE_WAITER].pack("l")
+      p.to_i
     end
 
     FAMILY = { unspec: Socket::AF_UNSPEC, ipv4: Socket::AF_INET, ipv6: Socket::AF_INET6 }.freeze
@@ -50,47 +83,108 @@ module Hev2
     module_function
 
     # Connects to host:port. req is nil for the defaults (then hev2_connect
-    # gets NULL options), or a Request; its trace, if any, is called with
-    # each Hev2::Event of the race once the outcome is known. The winner is
-    # wrapped with klass.for_fd.
+    # gets NULL options, or WAITER_OPTIONS on the caller's thread), or a
+    # Request; its trace, if any, is called with each Hev2::Event of the race
+    # once the outcome is known. The winner is wrapped with klass.for_fd.
     def connect(host, port, req = nil, klass = Socket)
       s = Scratch.acquire
       Thread.handle_interrupt(DEFER) do
+        waiter = Connector.caller_thread && !(Fiber.scheduler && !Fiber.current.blocking?)
         keep = nil
         options = 0
         if req
-          host, keep = fill_options(s, req)
+          host, keep = fill_options(s, req, waiter)
           options = s.address + Scratch::OPTIONS
+          deadline = Connector.now + req.open_timeout if waiter && req.open_timeout
+        elsif waiter
+          options = WAITER_OPTIONS
         end
-        rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
-                          options, s.address + Scratch::OUT)
-        keep&.clear # only now may the strings go: the library has copied them
-        raise call_error(rc, host, port) unless rc == N::OK
+        port_string = s.port_string(port)
+        loop do
+          rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, port_string,
+                            options, s.address + Scratch::OUT)
+          raise call_error(rc, host, port) unless rc == N::OK
 
-        conn = s.u64(Scratch::OUT)
-        begin
-          wait(conn, s, host, port)
-          sock = outcome(conn, s, host, port, req&.trace, klass)
-          # An interrupt that arrived after the wait is raised when this
-          # block ends: the socket must not leak to nobody.
-          if Thread.pending_interrupt?
-            sock.close
-            sock = nil
+          conn = s.u64(Scratch::OUT)
+          begin
+            if waiter
+              cancelled = drive(conn, s, host, port)
+            else
+              wait(conn, s, host, port)
+            end
+            unless cancelled
+              sock = outcome(conn, s, host, port, req&.trace, klass)
+              # An interrupt that arrived after the wait is raised when this
+              # block ends: the socket must not leak to nobody.
+              if Thread.pending_interrupt?
+                sock.close
+                sock = nil
+              end
+              break sock
+            end
+          ensure
+            RELEASE.call(conn) # cancels if still running; closes what we did not take
           end
-          sock
-        ensure
-          RELEASE.call(conn) # cancels if still running; closes what we did not take
+          restart(s, deadline, host, port) # an interrupt that raised nothing cancelled it
         end
+      ensure
+        keep&.clear # only now may the strings go: the library has copied them
       end
     ensure
       Scratch.release(s) if s
     end
 
     @quick_wait_ms = 1
+    @caller_thread = NoGVL.available?
     class << self
       # hev2_wait's first, short wait in ms (0: none; see #wait). A knob
       # for benchmarks and for hosts that want no delay at all on interrupts.
       attr_accessor :quick_wait_ms
+
+      # true (where the extension Hev2::NoGVL is loaded): connections are
+      # raced on the calling thread (HEV2_DRIVE_WAITER). false: on a library
+      # thread, the caller waiting on the handle's eventfd (as always under
+      # a Fiber scheduler). A knob for tests and benchmarks.
+      attr_reader :caller_thread
+
+      def caller_thread=(on)
+        raise ArgumentError, "Hev2::NoGVL is not available (the C extension is not built)" if on && !NoGVL.available?
+
+        @caller_thread = on ? true : false
+      end
+    end
+
+    # Plays a HEV2_DRIVE_WAITER handle on this thread until it is done
+    # (s then holds its result). Returns true if an interrupt that raised
+    # nothing cancelled it (the caller starts again); an interrupt that
+    # raises is raised from here, the handle cancelled.
+    def drive(conn, s, host, port)
+      rc = Thread.handle_interrupt(ALLOW) { NoGVL.wait(WAIT_ADDRESS, CANCEL_ADDRESS, conn, -1) }
+      return true if rc == NoGVL::INTERRUPTED
+      raise call_error(rc, host, port) unless rc == N::OK
+
+      rc = RESULT.call(conn, s.address + Scratch::RESULT)
+      raise call_error(rc, host, port) unless rc == N::OK
+
+      false
+    end
+
+    # Before a connection cancelled by an interrupt is started again: the
+    # open timeout counts from the first start (raises once it is spent).
+    def restart(s, deadline, host, port)
+      return unless deadline
+
+      left = deadline - Connector.now
+      unless left.positive?
+        e = Errors.timeout(:open_timeout, host, port)
+        e.extend(Failure).hev2_timeout = :open_timeout
+        raise e
+      end
+      s.put_i32(Scratch::OPTIONS + L::OPTIONS[:open_timeout_ms], timeout_ms(left))
+    end
+
+    def now
+      Process.clock_gettime(Process::CLOCK_MONOTONIC)
     end
 
     # Waits until conn is done; hev2_result has then filled s.
@@ -197,9 +291,10 @@ module Hev2
     # Writes req into s's hev2_options. Returns the host to connect to and
     # the C strings whose addresses went into the struct (kept alive by the
     # caller until hev2_connect has copied them).
-    def fill_options(s, req)
+    def fill_options(s, req, waiter = false)
       o = Scratch::OPTIONS
       s.copy(o, DEFAULT_OPTIONS)
+      s.put_i32(o + L::OPTIONS[:drive], waiter ? N::DRIVE_WAITER : N::DRIVE_LIBRARY)
       put = ->(field, v) { s.put_i32(o + L::OPTIONS[field], v) }
       put.(:resolution_delay_ms, delay_ms(req.resolution_delay))
       put.(:connection_attempt_delay_ms, delay_ms(req.connection_attempt_delay))

@@ -41,6 +41,7 @@ module Hev2
       hev2_set_max_handles: [[I], I],
       hev2_stats: [[U], I],
       hev2_options_init: [[U], I],
+      hev2_options_init_size: [[U, Fiddle::TYPE_SIZE_T], I],
       hev2_connect_len: [[U, Fiddle::TYPE_SIZE_T, U, U, U], I],
       hev2_wait: [[U, I], I],
       hev2_fd: [[U], I],
@@ -71,6 +72,12 @@ module Hev2
             "hev2: #{PATH} is libhev2 #{VERSION}; this gem needs #{WRITTEN_FOR / 10_000}.x, at least #{WRITTEN_FOR}"
     end
     F = SIGNATURES.keys.to_h { |name| [name, bind.call(name)] }.freeze
+
+    # The addresses of hev2_wait and hev2_cancel in the library loaded
+    # above, for the C extension (Hev2::NoGVL), which calls them through
+    # these pointers instead of linking against a libhev2 of its own.
+    WAIT_ADDRESS = F[:hev2_wait].to_i
+    CANCEL_ADDRESS = F[:hev2_cancel].to_i
 
     module_function
 

@@ -1,0 +1,27 @@
+# frozen_string_literal: true
+
+module Hev2
+  # Loads the C extension Hev2::NoGVL (ext/hev2_wait, built when the gem is
+  # installed; `make ruby-ext` in the source tree) if it is there:
+  #
+  #   Hev2::NoGVL.wait(wait_address, cancel_address, conn, timeout_ms)
+  #
+  # runs hev2_wait without the GVL with an unblocking function that calls
+  # hev2_cancel, so Hev2.tcp can play the race on the calling thread
+  # (HEV2_DRIVE_WAITER) and still be interrupted at once. Where it could not
+  # be built (no C compiler), or with HEV2_NO_EXT=1 in the environment,
+  # NoGVL.available? is false and Hev2.tcp waits as before: the race on a
+  # library thread, and the caller waiting on the handle's eventfd.
+  module NoGVL
+    begin
+      require "hev2/hev2_wait" unless ENV["HEV2_NO_EXT"] == "1"
+    rescue LoadError
+      nil
+    end
+
+    # true when the extension is loaded.
+    def self.available?
+      respond_to?(:wait)
+    end
+  end
+end
