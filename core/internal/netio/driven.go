@@ -263,12 +263,18 @@ func (r *Driven) poll(now, limit time.Duration, wake int) {
 	if wake < 0 && (until < 0 || until > now+10*time.Millisecond) {
 		until = now + 10*time.Millisecond
 	}
-	var ts *unix.Timespec
-	if until >= 0 {
-		t := unix.NsecToTimespec(int64(max(until-now, 0)))
-		ts = &t
+	// First without waiting, as a raw system call: on a fast path (a
+	// loopback or LAN connect) the socket is ready by now, and this costs
+	// no scheduler work. Only if nothing is ready does the thread block.
+	n, err := rawPollNow(r.pollFDs)
+	if err == nil && n == 0 && (until < 0 || until > now) {
+		var ts *unix.Timespec
+		if until >= 0 {
+			t := unix.NsecToTimespec(int64(until - now))
+			ts = &t
+		}
+		n, err = unix.Ppoll(r.pollFDs, ts, nil)
 	}
-	n, err := unix.Ppoll(r.pollFDs, ts, nil)
 	if err != nil || n == 0 {
 		return // EINTR or timeout: the loop looks at the clock again
 	}

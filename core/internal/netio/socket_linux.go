@@ -29,24 +29,30 @@ func sockaddrOf(ap netip.AddrPort) (unix.Sockaddr, int, error) {
 }
 
 // startConnect opens a non-blocking socket and starts connecting it: two
-// syscalls (three with a local address to bind). connected is true when the
-// kernel completed the handshake at once.
+// raw syscalls (three with a local address to bind). connected is true when
+// the kernel completed the handshake at once.
 func startConnect(dst netip.AddrPort, local netip.AddrPort) (fd int, connected bool, err error) {
-	sa, family, err := sockaddrOf(dst)
-	if err != nil {
-		return -1, false, err
+	family, scope := unix.AF_INET6, uint32(0)
+	if a := dst.Addr(); a.Is4() || a.Is4In6() {
+		family = unix.AF_INET
+	} else if a.Zone() != "" {
+		ifi, err := net.InterfaceByName(a.Zone())
+		if err != nil {
+			return -1, false, err
+		}
+		scope = uint32(ifi.Index)
 	}
-	fd, err = unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	fd, err = rawSocket(family)
 	if err != nil {
 		return -1, false, err
 	}
 	if local.Addr().IsValid() || local.Port() != 0 {
 		if err := bindLocal(fd, family, local); err != nil {
-			unix.Close(fd)
+			rawClose(fd)
 			return -1, false, err
 		}
 	}
-	err = unix.Connect(fd, sa)
+	err = rawConnect(fd, dst, scope)
 	switch err {
 	case nil:
 		return fd, true, nil
@@ -55,7 +61,7 @@ func startConnect(dst netip.AddrPort, local netip.AddrPort) (fd int, connected b
 		// (connect(2)): wait for it like any other connect in progress.
 		return fd, false, nil
 	}
-	unix.Close(fd)
+	rawClose(fd)
 	return -1, false, err
 }
 
@@ -81,22 +87,11 @@ func bindLocal(fd, family int, local netip.AddrPort) error {
 	return nil
 }
 
-// connectResult reads the outcome of a connect that epoll reported ready.
-func connectResult(fd int) error {
-	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
-	if err != nil {
-		return err
-	}
-	if v != 0 {
-		return unix.Errno(v)
-	}
-	return nil
-}
+// connectResult reads the outcome of a connect that was reported ready.
+func connectResult(fd int) error { return rawSOError(fd) }
 
-// closeFD closes fd. EINTR is not retried: on Linux the descriptor is gone
-// after close returns, whatever it says, and retrying could close a
-// descriptor another thread just opened.
-func closeFD(fd int) { unix.Close(fd) }
+// closeFD closes a socket of the race.
+func closeFD(fd int) { rawClose(fd) }
 
 // kernelSource asks the kernel which source address it would use for dst,
 // by connecting a UDP socket (no packet is sent).
