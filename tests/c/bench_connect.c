@@ -1,21 +1,31 @@
-/* Blocking connect+close on loopback: a plain C connect() loop beside the
- * same loop through libhev2's C ABI (connect, wait, result, close,
- * release), in one run, same listener, interleaved rounds so neither side
- * gets the warmer machine.
+/* Blocking connect+close on loopback: plain C beside the same loop through
+ * libhev2's C ABI (connect, wait, result, close, release), once with the
+ * race on a library thread (the default) and once driven by the waiting
+ * thread (HEV2_DRIVE_WAITER). One process, one listener, interleaved
+ * rounds (the order rotates each round); each figure is the median of the
+ * per-round ratios to plain C, with their spread, for wall and CPU time.
  *
  *   bench_connect serve                 an accept-and-close listener on
- *                                       127.0.0.1; prints its port, serves
- *                                       until stdin closes
- *   bench_connect PORT N                both loops, N connects each
- *   bench_connect PORT plain|hev2 N     one loop only (for strace -c -f)
+ *                                       127.0.0.1 and ::1 (same port);
+ *                                       prints the port, serves until
+ *                                       stdin closes
+ *   bench_connect PORT N [HOST]         every loop, N connects each; with
+ *                                       HOST (a name), plain C resolves it
+ *                                       with getaddrinfo and hev2 with its
+ *                                       system resolver
+ *   bench_connect PORT MODE N [HOST]    one loop only (for strace -c -f);
+ *                                       MODE plain, library or waiter
  * The listener is a separate process so that strace counts only the
  * client's system calls. */
 #define _GNU_SOURCE
+#include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hev2.h"
@@ -23,26 +33,42 @@
 
 static struct sockaddr_in to;
 static char port[16];
+static const char *host; /* NULL: the literal 127.0.0.1 */
 
 static void plain_loop(int n)
 {
 	for (int i = 0; i < n; i++) {
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof to) < 0) {
-			perror("plain connect");
-			exit(1);
+		int fd;
+		if (host) {
+			struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
+			if (getaddrinfo(host, port, &hints, &res) != 0) {
+				fprintf(stderr, "getaddrinfo %s failed\n", host);
+				exit(1);
+			}
+			fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd < 0 || connect(fd, res->ai_addr, res->ai_addrlen) < 0) {
+				perror("plain connect");
+				exit(1);
+			}
+			freeaddrinfo(res);
+		} else {
+			fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof to) < 0) {
+				perror("plain connect");
+				exit(1);
+			}
 		}
 		close(fd);
 	}
 }
 
-static void hev2_loop(int n)
+static void hev2_loop(int n, const hev2_options *o)
 {
 	hev2_result_info r;
 	for (int i = 0; i < n; i++) {
 		hev2_conn c;
-		if (hev2_connect("127.0.0.1", port, NULL, &c) != HEV2_OK || hev2_wait(c, -1) != HEV2_OK) {
-			fprintf(stderr, "hev2 connect failed\n");
+		if (hev2_connect(host ? host : "127.0.0.1", port, o, &c) != HEV2_OK || hev2_wait(c, -1) != HEV2_OK) {
+			fprintf(stderr, "hev2 connect failed: %s\n", hev2_last_error());
 			exit(1);
 		}
 		r.size = sizeof r;
@@ -55,11 +81,37 @@ static void hev2_loop(int n)
 	}
 }
 
+static hev2_options waiter;
+
+static void library_loop(int n) { hev2_loop(n, NULL); }
+static void waiter_loop(int n) { hev2_loop(n, &waiter); }
+
+static void *accept_and_close(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	for (;;) {
+		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
+		if (c >= 0)
+			close(c);
+	}
+	return NULL;
+}
+
 static int serve(void)
 {
 	struct server srv;
 	if (server_start(&srv, AF_INET) < 0)
 		return 1;
+	/* ::1 on the same port, for names that resolve to both. */
+	int fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)srv.port),
+	                          .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+	int one = 1;
+	setsockopt(fd6, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+	if (fd6 >= 0 && bind(fd6, (struct sockaddr *)&a6, sizeof a6) == 0 && listen(fd6, 4096) == 0) {
+		pthread_t t;
+		pthread_create(&t, NULL, accept_and_close, (void *)(intptr_t)fd6);
+	}
 	printf("%d\n", srv.port);
 	fflush(stdout);
 	char buf[16];
@@ -68,12 +120,36 @@ static int serve(void)
 	return 0;
 }
 
+static double cpu_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* median, min and max of v[0..n) (sorted in place) */
+static void spread(double *v, int n, double *med, double *lo, double *hi)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	*med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	*lo = v[0];
+	*hi = v[n - 1];
+}
+
+#define ROUNDS 15
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "serve"))
 		return serve();
 	if (argc < 3) {
-		fprintf(stderr, "usage: bench_connect serve | PORT N | PORT plain|hev2 N\n");
+		fprintf(stderr, "usage: bench_connect serve | PORT N [HOST] | PORT plain|library|waiter N [HOST]\n");
 		return 2;
 	}
 	int p = atoi(argv[1]);
@@ -82,31 +158,55 @@ int main(int argc, char **argv)
 	to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	snprintf(port, sizeof port, "%d", p);
 	hev2_init();
+	hev2_options_init(&waiter);
+	waiter.drive = HEV2_DRIVE_WAITER;
 
-	if (argc == 4) {
+	int single = argc >= 4 && (!strcmp(argv[2], "plain") || !strcmp(argv[2], "library") || !strcmp(argv[2], "waiter"));
+	if (single) {
+		host = argc >= 5 ? argv[4] : NULL;
 		int n = atoi(argv[3]);
 		if (!strcmp(argv[2], "plain"))
 			plain_loop(n);
+		else if (!strcmp(argv[2], "library"))
+			library_loop(n);
 		else
-			hev2_loop(n);
+			waiter_loop(n);
 		return 0;
 	}
-	int n = atoi(argv[2]), rounds = 4;
-	plain_loop(50); /* warm both paths */
-	hev2_loop(50);
-	double plain = 0, lib = 0;
-	for (int k = 0; k < rounds; k++) {
-		double t0 = now_ms();
-		plain_loop(n / rounds);
-		double t1 = now_ms();
-		hev2_loop(n / rounds);
-		double t2 = now_ms();
-		plain += t1 - t0;
-		lib += t2 - t1;
+	host = argc >= 4 ? argv[3] : NULL;
+	int per = atoi(argv[2]) / ROUNDS;
+	if (per < 1)
+		per = 1;
+	void (*loops[3])(int) = {plain_loop, library_loop, waiter_loop};
+	for (int i = 0; i < 3; i++)
+		loops[i](50); /* warm every path */
+	double wall[3][ROUNDS], cpu[3][ROUNDS];
+	for (int k = 0; k < ROUNDS; k++) {
+		for (int j = 0; j < 3; j++) {
+			int i = (j + k) % 3; /* rotate the order */
+			double w0 = now_ms(), c0 = cpu_ms();
+			loops[i](per);
+			wall[i][k] = now_ms() - w0;
+			cpu[i][k] = cpu_ms() - c0;
+		}
 	}
-	int done = n / rounds * rounds;
-	printf("%-34s %10s %10s %8s\n", "blocking connect+close, loopback", "plain C", "hev2 C ABI", "ratio");
-	printf("%-34s %10.2f %10.2f %7.2fx\n", "  time per connect (us)", plain * 1000 / done, lib * 1000 / done,
-	       lib / plain);
+	printf("blocking connect+close to %s, %d rounds x %d connects, interleaved\n",
+	       host ? host : "127.0.0.1 (literal)", ROUNDS, per);
+	printf("  %-28s %12s %22s %22s\n", "", "us/connect", "wall vs plain C", "CPU vs plain C");
+	const char *names[3] = {host ? "plain C getaddrinfo+connect" : "plain C socket+connect",
+	                        "hev2 library-driven", "hev2 waiter-driven"};
+	for (int i = 0; i < 3; i++) {
+		double us[ROUNDS], rw[ROUNDS], rc[ROUNDS], m, lo, hi, cm, clo, chi, um, ulo, uhi;
+		for (int k = 0; k < ROUNDS; k++) {
+			us[k] = wall[i][k] * 1000 / per;
+			rw[k] = wall[i][k] / wall[0][k];
+			rc[k] = cpu[i][k] / cpu[0][k];
+		}
+		spread(us, ROUNDS, &um, &ulo, &uhi);
+		spread(rw, ROUNDS, &m, &lo, &hi);
+		spread(rc, ROUNDS, &cm, &clo, &chi);
+		printf("  %-28s %12.1f   %5.2fx [%4.2f-%4.2f]   %5.2fx [%4.2f-%4.2f]\n", names[i], um, m, lo, hi, cm,
+		       clo, chi);
+	}
 	return 0;
 }
