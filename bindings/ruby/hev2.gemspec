@@ -2,7 +2,9 @@
 
 require_relative "lib/hev2/version"
 
-# The gem is pure Ruby over libhev2.so (through Fiddle, part of Ruby). When
+# The gem is Ruby over libhev2.so (through Fiddle, part of Ruby), plus a
+# small C extension built at install (ext/hev2_wait: hev2_wait without the
+# GVL, interruptible); where it cannot be built the gem works without it. When
 # the library has been copied to lib/hev2/native/ (`make gem-ruby` does so in
 # a staging copy) it is shipped inside the gem, and the gem becomes a
 # platform gem for this machine's platform.
@@ -23,8 +25,9 @@ Gem::Specification.new do |spec|
   spec.required_ruby_version = ">= 3.1"
 
   spec.files = Dir.chdir(__dir__) do
-    Dir["lib/**/*.rb", "bin/*", "README.md"] + Dir["lib/hev2/native/libhev2.so"]
+    Dir["lib/**/*.rb", "bin/*", "README.md", "ext/hev2_wait/*.{rb,c}"] + Dir["lib/hev2/native/libhev2.so"]
   end
+  spec.extensions = ["ext/hev2_wait/extconf.rb"]
   spec.bindir = "bin"
   spec.executables = ["hev2-client"]
   spec.require_paths = ["lib"]
