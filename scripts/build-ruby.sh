@@ -96,7 +96,7 @@ apt_private() {
 }
 : >"$LOG"
 say "apt-get update (experimental deb-src, private lists)"
-apt_private update >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; die "apt-get update of the experimental suite failed"; }
+apt_private update --error-on=any >>"$LOG" 2>&1 || { tail -n 20 "$LOG" >&2; die "apt-get update of the experimental suite failed"; }
 say "apt-get source --download-only ruby3.4=$RUBY_DEB_VERSION"
 (cd "$work/src" && apt_private source --download-only "ruby3.4=$RUBY_DEB_VERSION") >>"$LOG" 2>&1 ||
 	{ tail -n 20 "$LOG" >&2; die "could not download ruby3.4 $RUBY_DEB_VERSION from $DEBIAN_MIRROR (experimental)"; }
