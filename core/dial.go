@@ -2,10 +2,8 @@ package core
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"strconv"
 	"strings"
 
@@ -156,10 +154,28 @@ func ParsePort(service string) (uint16, error) {
 
 // DialContext has net.Dialer.DialContext's signature, so it drops into
 // http.Transport. network is "tcp", "tcp4" or "tcp6"; the returned Conn is a
-// *net.TCPConn.
+// *net.TCPConn. Failures are *net.OpError wrapping the race's *Error.
+//
+// The race is the one Connect plays, but its attempts are made through Go's
+// own network stack (net.Dialer and the runtime's netpoller): the winner is
+// the *net.TCPConn that net.Dialer made, never an fd wrapped afterwards, so
+// a connect costs what net.Dialer's does. The connection is configured as
+// net.Dialer configures one: TCP_NODELAY on whatever NoDelay says (Go's
+// default for every TCPConn; SetNoDelay(false) turns it off), keep-alive on
+// with Go's default period, or with idle time and interval KeepAlive when
+// KeepAlive > 0. BlockingFD does not apply.
 func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, _, err := d.dialConn(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// dialConn is DialContext with the race's account (its FD is -1: the
+// connection owns the socket).
+func (d *Dialer) dialConn(ctx context.Context, network, address string) (*net.TCPConn, *Result, error) {
 	dd := *d
-	dd.BlockingFD = false // Go's poller needs a non-blocking socket
 	switch network {
 	case "tcp":
 	case "tcp4", "tcp6":
@@ -168,35 +184,31 @@ func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.
 			f = IPv6
 		}
 		if dd.Family != FamilyUnspec && dd.Family != f {
-			return nil, &net.OpError{Op: "dial", Net: network, Err: invalid("network %s conflicts with family %v", network, dd.Family)}
+			return nil, nil, &net.OpError{Op: "dial", Net: network, Err: invalid("network %s conflicts with family %v", network, dd.Family)}
 		}
 		dd.Family = f
 	default:
-		return nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
+		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
 	}
 	host, service, err := net.SplitHostPort(address)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
 	port, err := ParsePort(service)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
-	res, err := dd.Connect(ctx, host, port)
+	cfg, err := dd.raceConfig(host, port)
 	if err != nil {
-		return nil, &net.OpError{Op: "dial", Net: network, Err: err}
+		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
-	return fdToConn(res.FD)
-}
-
-// fdToConn wraps a connected socket as a *net.TCPConn. net.FileConn takes a
-// duplicate, so the original is closed here.
-func fdToConn(fd int) (net.Conn, error) {
-	f := os.NewFile(uintptr(fd), "hev2")
-	defer f.Close()
-	c, err := net.FileConn(f)
+	if err := context.Cause(ctx); err != nil {
+		// Already canceled: not a single syscall.
+		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: &Error{Host: cfg.Host, Port: port, Cause: err, Canceled: err}}
+	}
+	c, res, err := netio.DialConn(ctx, cfg, dd.params())
 	if err != nil {
-		return nil, fmt.Errorf("hev2: wrapping fd %d: %w", fd, err)
+		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}
-	return c, nil
+	return c, res, nil
 }

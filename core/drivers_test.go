@@ -14,8 +14,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Both drivers play the same machine; on the same scripted network they
-// must reach the same outcome through the same steps. A network here is
+// The three drivers play the same machine (the async one behind Connect,
+// the caller-thread one behind Start/Wait, the netpoller one behind
+// DialContext); on the same scripted network they must reach the same
+// outcome through the same steps. A network here is
 // loopback listeners that accept, refuse or drop SYNs, and a resolver whose
 // answers come after scripted delays.
 
@@ -46,6 +48,7 @@ type ports struct {
 	refuse int // nothing listens
 	drop   int // 127.0.0.1 drops SYNs
 	dual   int // ::1 drops SYNs, 127.0.0.1 accepts
+	drop2  int // ::1 and 127.0.0.1 drop SYNs
 }
 
 type driverCase struct {
@@ -82,6 +85,19 @@ func driverCases() []driverCase {
 			return Dialer{ConnectTimeout: 60 * time.Millisecond}
 		}},
 		{name: "canceled mid-attempt", host: "127.0.0.1", port: func(p ports) int { return p.drop }, cancel: 40 * time.Millisecond, dialer: func() Dialer { return Dialer{} }},
+		{name: "canceled mid-race", host: "dual.test", port: func(p ports) int { return p.drop2 }, cancel: 40 * time.Millisecond, dialer: func() Dialer {
+			// Two attempts in flight (the second after 10 ms), both
+			// hanging, when the caller gives up.
+			return Dialer{ConnectionAttemptDelay: 10 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
+		}},
+		{name: "bind fails", host: "127.0.0.1", port: accept, dialer: func() Dialer {
+			// 198.18.0.1 is not an address of this host.
+			return Dialer{LocalAddr: netip.MustParseAddr("198.18.0.1")}
+		}},
+		{name: "both families hang, open timeout", host: "dual.test", port: func(p ports) int { return p.drop2 }, dialer: func() Dialer {
+			return Dialer{OpenTimeout: 80 * time.Millisecond, ConnectionAttemptDelay: 20 * time.Millisecond,
+				Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}}, IPv4: {after: 5 * time.Millisecond, addrs: []netip.Addr{v4}}})}
+		}},
 	}
 }
 
@@ -152,6 +168,35 @@ func runCallerThread(t *testing.T, d Dialer, host string, port int, cancelAfter 
 	return run
 }
 
+// runNetpoll plays the race through DialContext: the outcome names the
+// connection's remote address, as the others name the fd's.
+func runNetpoll(t *testing.T, d Dialer, host string, port int, cancelAfter time.Duration) driverRun {
+	var run driverRun
+	d.Trace = func(ev TraceEvent) { run.steps = append(run.steps, step(ev)) }
+	ctx := context.Background()
+	if cancelAfter > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer time.AfterFunc(cancelAfter, cancel).Stop()
+	}
+	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, itoa(port)))
+	if err != nil {
+		var oe *net.OpError
+		if !errors.As(err, &oe) {
+			t.Fatalf("DialContext error %T %v, want a *net.OpError", err, err)
+		}
+		run.outcome = outcome(nil, err)
+		return run
+	}
+	defer c.Close()
+	tc, ok := c.(*net.TCPConn)
+	if !ok {
+		t.Fatalf("DialContext returned %T", c)
+	}
+	run.outcome = "won " + tc.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().String()
+	return run
+}
+
 func TestDriversAgree(t *testing.T) {
 	for _, c := range driverCases() {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
@@ -163,13 +208,20 @@ func TestDriversAgree(t *testing.T) {
 			p.drop = synDropListener(t, "127.0.0.1", 0)
 			p.dual = synDropListener(t, "::1", 0)
 			echoListener(t, net.JoinHostPort("127.0.0.1", itoa(p.dual)))
+			p.drop2 = synDropListener(t, "127.0.0.1", 0)
+			synDropListener(t, "::1", p.drop2)
 			checkLeaks(t)
 			port := c.port(p)
 			a := runAsync(t, c.dialer(), c.host, port, c.cancel)
 			b := runCallerThread(t, c.dialer(), c.host, port, c.cancel)
-			if a.outcome != b.outcome || strings.Join(a.steps, "\n") != strings.Join(b.steps, "\n") {
-				t.Fatalf("drivers disagree\nasync:         %s\n  %s\ncaller thread: %s\n  %s",
-					a.outcome, strings.Join(a.steps, "\n  "), b.outcome, strings.Join(b.steps, "\n  "))
+			n := runNetpoll(t, c.dialer(), c.host, port, c.cancel)
+			same := func(x, y driverRun) bool {
+				return x.outcome == y.outcome && strings.Join(x.steps, "\n") == strings.Join(y.steps, "\n")
+			}
+			if !same(a, b) || !same(a, n) {
+				t.Fatalf("drivers disagree\nasync:         %s\n  %s\ncaller thread: %s\n  %s\nnetpoll:       %s\n  %s",
+					a.outcome, strings.Join(a.steps, "\n  "), b.outcome, strings.Join(b.steps, "\n  "),
+					n.outcome, strings.Join(n.steps, "\n  "))
 			}
 			t.Logf("%s: %d steps", a.outcome, len(a.steps))
 		})

@@ -1,0 +1,370 @@
+package netio
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/hev2/hev2/core/internal/race"
+)
+
+// DialConn plays one race with its attempts made through Go's own network
+// stack (net.Dialer, the runtime's netpoller): the third driver of the same
+// Machine, the one behind the Go API's DialContext. The winner comes back
+// as the *net.TCPConn that net.Dialer made, so nothing is wrapped: a
+// connect costs what net.Dialer's costs, plus the machine's few hundred
+// nanoseconds.
+//
+// The machine runs on the calling goroutine (so the trace is called
+// there); lookups run on goroutines of their own. An attempt runs on the
+// calling goroutine itself when nothing else can happen while it connects
+// (no lookup in flight, no timer armed, no other attempt: an IP literal or
+// a single static address without timeouts); otherwise each attempt is a
+// goroutine whose outcome is sent back to the race. Losers are canceled
+// through their contexts, and DialConn returns only once every attempt's
+// goroutine is gone and every socket but the winner's is closed.
+//
+// The connection is what net.Dialer would return: TCP_NODELAY on (Go sets
+// it on every TCPConn), keep-alive on with Go's default period, or with
+// idle time and interval p.Socket.KeepAlive when that is > 0. Its
+// Result.FD is -1: the connection owns the socket.
+func DialConn(ctx context.Context, cfg race.MachineConfig, p *Params) (*net.TCPConn, *race.Result, error) {
+	r := &netpollRace{p: p, host: cfg.Host, start: time.Now(), timerAt: -1}
+	r.dialer.KeepAlive = 0 // Go's default: on, 15 s
+	if ka := p.Socket.KeepAlive; ka > 0 {
+		r.dialer.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: ka, Interval: ka}
+	}
+	if p.Local.Addr().IsValid() || p.Local.Port() != 0 {
+		local := &net.TCPAddr{Port: int(p.Local.Port())}
+		if a := p.Local.Addr(); a.IsValid() {
+			local.IP = a.Unmap().AsSlice()
+			local.Zone = a.Zone()
+		}
+		r.dialer.LocalAddr = local
+	}
+	cfg.Sort = r.sources.sortRFC6724
+	r.m = race.NewMachine(cfg)
+	return r.run(ctx)
+}
+
+// netpollRace drives one Machine with net.Dialer attempts. Everything but
+// the lookups' and attempts' goroutines runs on the caller's goroutine.
+type netpollRace struct {
+	p      *Params
+	m      *race.Machine
+	host   string
+	start  time.Time
+	dialer net.Dialer // shared by the race's attempts (read only)
+
+	lookups   [2]context.CancelFunc
+	lookupOut [2]bool // a lookup whose answer the race still waits for
+	box       *inbox  // lookup answers; made with the first lookup
+	results   chan attemptOutcome
+	attempts  []npAttempt
+	queued    []int // attempts the machine started this turn, not yet dialing
+	live      int   // attempt goroutines that have not reported back
+	timer     *time.Timer
+	timerAt   time.Duration // -1: no timer armed
+	pending   []race.Event  // outcomes known on this goroutine
+	canceled  bool
+	sources   sourceCache
+}
+
+type npAttempt struct {
+	addr   netip.AddrPort
+	cancel context.CancelFunc // nil unless a goroutine dials it
+	conn   *net.TCPConn       // the connected socket, until handed over or closed
+	closed bool               // the machine closed it: a late conn is closed at once
+}
+
+type attemptOutcome struct {
+	id   int
+	conn *net.TCPConn
+	err  error
+}
+
+func (r *netpollRace) now() time.Duration { return time.Since(r.start) }
+
+func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, error) {
+	defer r.cleanup()
+	acts := r.m.Start(0)
+	var batch []race.Event
+	for {
+		if conn, res, err, done := r.perform(ctx, acts); done {
+			return conn, res, err
+		}
+		r.launch(ctx)
+		batch = append(batch[:0], r.pending...)
+		r.pending = r.pending[:0]
+		if len(batch) == 0 {
+			var timerC <-chan time.Time
+			if r.timer != nil && r.timerAt >= 0 {
+				timerC = r.timer.C
+			}
+			var ctxDone, boxWake <-chan struct{}
+			if !r.canceled {
+				ctxDone = ctx.Done()
+			}
+			if r.box != nil {
+				boxWake = r.box.wake
+			}
+			select {
+			case <-boxWake:
+			case o := <-r.results:
+				batch = r.received(batch, o)
+			case <-timerC:
+				r.timerAt = -1
+			case <-ctxDone:
+			}
+		}
+		// Take whatever else is ready, so that things that happened
+		// together are one turn.
+		for more := true; more && r.live > 0; {
+			select {
+			case o := <-r.results:
+				batch = r.received(batch, o)
+			default:
+				more = false
+			}
+		}
+		if r.box != nil {
+			batch = r.box.takeInto(batch)
+			for _, ev := range batch {
+				if ev.Kind == race.EventLookupDone {
+					r.lookupOut[race.FamilyIndex(ev.Family)] = false
+				}
+			}
+		}
+		if !r.canceled && ctx.Err() != nil {
+			// The cancel goes first: the attempts' own failures that it
+			// caused (their contexts derive from ctx) are not failures of
+			// the network.
+			r.canceled = true
+			batch = append(batch, race.Event{})
+			copy(batch[1:], batch)
+			batch[0] = race.Event{Kind: race.EventCancel, Err: context.Cause(ctx)}
+		}
+		acts = r.m.Step(r.now(), batch...)
+	}
+}
+
+// received turns an attempt goroutine's outcome into an event for the
+// machine; the outcome of an attempt the machine closed meanwhile is
+// dropped (its socket closed).
+func (r *netpollRace) received(batch []race.Event, o attemptOutcome) []race.Event {
+	r.live--
+	a := &r.attempts[o.id]
+	if a.closed {
+		if o.conn != nil {
+			o.conn.Close()
+		}
+		return batch
+	}
+	a.conn = o.conn
+	return append(batch, race.Event{Kind: race.EventAttemptDone, Attempt: o.id, Err: o.err})
+}
+
+// perform carries out the machine's actions; attempts are queued and
+// started by launch once the whole turn is known.
+func (r *netpollRace) perform(ctx context.Context, acts []race.Action) (*net.TCPConn, *race.Result, error, bool) {
+	for _, a := range acts {
+		switch a.Kind {
+		case race.ActionStartLookup:
+			r.startLookup(ctx, a.Family)
+		case race.ActionCancelLookup:
+			i := race.FamilyIndex(a.Family)
+			r.lookupOut[i] = false
+			if cancel := r.lookups[i]; cancel != nil {
+				cancel()
+			}
+		case race.ActionStartAttempt:
+			for len(r.attempts) <= a.Attempt {
+				r.attempts = append(r.attempts, npAttempt{})
+			}
+			r.attempts[a.Attempt].addr = a.Addr
+			r.queued = append(r.queued, a.Attempt)
+		case race.ActionCloseAttempt:
+			r.closeAttempt(a.Attempt)
+		case race.ActionArmTimer:
+			r.armTimer(a.At)
+		case race.ActionDone:
+			if a.Err != nil {
+				return nil, nil, a.Err, true
+			}
+			w := &r.attempts[a.Attempt]
+			conn := w.conn
+			w.conn = nil
+			return conn, newResult(r.m, a.Attempt, -1, r.now()), nil, true
+		}
+	}
+	return nil, nil, nil, false
+}
+
+// launch starts the attempts queued this turn. A lone attempt with nothing
+// else to wait for is dialed right here, on the caller's goroutine: no
+// goroutine, no hand-off, exactly net.Dialer's own path.
+func (r *netpollRace) launch(ctx context.Context) {
+	if len(r.queued) == 0 {
+		return
+	}
+	if len(r.queued) == 1 && r.quiet() {
+		id := r.queued[0]
+		r.queued = r.queued[:0]
+		conn, err := r.dial(ctx, r.attempts[id].addr)
+		if err != nil && ctx.Err() != nil {
+			// The caller gave up while it connected: that is the
+			// cancel, not a failure of the attempt. The machine will
+			// ask for the attempt to be closed; it is closed already.
+			r.canceled = true
+			r.pending = append(r.pending, race.Event{Kind: race.EventCancel, Err: context.Cause(ctx)})
+			return
+		}
+		r.attempts[id].conn = conn
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
+		return
+	}
+	if r.results == nil {
+		r.results = make(chan attemptOutcome, 4)
+	}
+	for _, id := range r.queued {
+		actx, cancel := context.WithCancel(ctx)
+		r.attempts[id].cancel = cancel
+		r.live++
+		addr, results := r.attempts[id].addr, r.results
+		go func() {
+			conn, err := r.dial(actx, addr)
+			results <- attemptOutcome{id: id, conn: conn, err: err}
+		}()
+	}
+	r.queued = r.queued[:0]
+}
+
+// quiet reports whether nothing but an attempt could move the race on: no
+// lookup answer awaited, no timer, no attempt in flight.
+func (r *netpollRace) quiet() bool {
+	if r.live > 0 || r.timerAt >= 0 || r.lookupOut[0] || r.lookupOut[1] || len(r.pending) > 0 {
+		return false
+	}
+	for i := range r.attempts {
+		if r.attempts[i].conn != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// dial makes one attempt with net.Dialer (which is safe for concurrent
+// use: the race's attempts share it) and reduces its error to what the
+// other drivers report: the errno of the failed system call, or a
+// *race.BindError.
+func (r *netpollRace) dial(ctx context.Context, addr netip.AddrPort) (*net.TCPConn, error) {
+	c, err := r.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()).String())
+	if err != nil {
+		return nil, r.attemptError(err)
+	}
+	return c.(*net.TCPConn), nil
+}
+
+func (r *netpollRace) attemptError(err error) error {
+	var se *os.SyscallError
+	if errors.As(err, &se) {
+		if errno, ok := se.Err.(syscall.Errno); ok {
+			if se.Syscall == "bind" {
+				return &race.BindError{Local: r.p.Local, Err: errno}
+			}
+			return errno
+		}
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+func (r *netpollRace) startLookup(ctx context.Context, f race.Family) {
+	if r.box == nil {
+		r.box = newInbox()
+	}
+	lctx, cancel := context.WithCancel(ctx)
+	i := race.FamilyIndex(f)
+	r.lookups[i] = cancel
+	r.lookupOut[i] = true
+	res, host, box := r.p.Resolver, r.host, r.box
+	go func() {
+		addrs, err := res.LookupFamily(lctx, host, f)
+		box.push(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+	}()
+}
+
+// closeAttempt closes a loser: its connection if it has one, or its dial
+// (canceled; the goroutine reports back and its late socket is closed).
+func (r *netpollRace) closeAttempt(id int) {
+	if id >= len(r.attempts) {
+		return
+	}
+	a := &r.attempts[id]
+	a.closed = true
+	if a.conn != nil {
+		a.conn.Close()
+		a.conn = nil
+	}
+	if a.cancel != nil {
+		a.cancel()
+	}
+}
+
+func (r *netpollRace) armTimer(at time.Duration) {
+	r.timerAt = at
+	if at < 0 {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		return
+	}
+	d := max(at-r.now(), 0)
+	if r.timer == nil {
+		r.timer = time.NewTimer(d)
+	} else {
+		r.timer.Reset(d)
+	}
+}
+
+// cleanup cancels what is left and waits for every attempt goroutine, so
+// that no socket of the race outlives DialConn but the winner's.
+func (r *netpollRace) cleanup() {
+	for id := range r.attempts {
+		r.closeAttempt(id)
+	}
+	for _, cancel := range r.lookups {
+		if cancel != nil {
+			cancel()
+		}
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	for r.live > 0 {
+		o := <-r.results
+		r.live--
+		if o.conn != nil {
+			o.conn.Close()
+		}
+		if c := r.attempts[o.id].cancel; c != nil {
+			c()
+		}
+	}
+	for i := range r.attempts {
+		if c := r.attempts[i].cancel; c != nil {
+			c()
+		}
+	}
+}
