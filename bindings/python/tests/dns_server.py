@@ -2,7 +2,9 @@
 
 It answers A and AAAA queries from a zone given as a dict, says NXDOMAIN
 for names it does not know, and can stay silent for chosen (name, type)
-pairs, the way a broken middlebox drops AAAA queries.
+pairs, the way a broken middlebox drops AAAA queries. It can also hold an
+answer back until another query has arrived (``held={("a.test", "AAAA"):
+("a.test", "A")}``): an order of events fixed without any timing.
 """
 
 from __future__ import annotations
@@ -37,11 +39,14 @@ class DNSServer:
         self,
         zone: dict[str, dict[str, Iterable[str]]],
         silent: Iterable[tuple[str, str]] = (),
+        held: dict[tuple[str, str], tuple[str, str]] | None = None,
         bind: tuple[str, int] = ("127.0.0.1", 0),
     ) -> None:
         self.zone = {name.lower().rstrip("."): recs for name, recs in zone.items()}
         self.silent = {(n.lower(), t) for n, t in silent}
         self.queries: list[tuple[str, str]] = []
+        self.held = dict(held or {})
+        self.waiting: list[tuple[tuple[str, str], bytes, object]] = []  # (trigger, reply, peer)
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind(bind)
         self.address = f"127.0.0.1:{self.sock.getsockname()[1]}"
@@ -73,11 +78,21 @@ class DNSServer:
                 reply = self.answer(msg)
             except (ValueError, IndexError, struct.error):
                 continue
+            out = []
             if reply is not None:
-                try:
-                    self.sock.sendto(reply, peer)
-                except OSError:
-                    return
+                trigger = self.held.get(self.queries[-1])
+                if trigger is not None and trigger not in self.queries:
+                    self.waiting.append((trigger, reply, peer))
+                else:
+                    out.append((reply, peer))
+            ready = [w for w in self.waiting if w[0] in self.queries]
+            self.waiting = [w for w in self.waiting if w[0] not in self.queries]
+            out += [(r, p) for _, r, p in ready]
+            try:
+                for r, p in out:
+                    self.sock.sendto(r, p)
+            except OSError:
+                return
 
     def answer(self, msg: bytes) -> bytes | None:
         qid, flags, name, qtype, end = parse_question(msg)
