@@ -1,95 +1,81 @@
-/* Hev2::NoGVL: hev2_wait on the calling thread without the GVL, with an
- * unblocking function that cancels the handle.
+/* Hev2::NoGVL: hev2_wait on the calling thread without the GVL, and
+ * interruptible by Ruby.
  *
- * libhev2 is reached through the addresses of its functions, passed as
- * Integers from the Fiddle handle the gem already opened: this extension
- * links against nothing but Ruby, and always calls the very library the
- * gem loaded (HEV2_LIBRARY, the vendored copy or the system one).
+ * libhev2 is reached through the address of hev2_wait, passed as an Integer
+ * from the Fiddle handle the gem already opened: this extension links
+ * against nothing but Ruby, and always calls the very library the gem loaded
+ * (HEV2_LIBRARY, the vendored copy or the system one).
  *
  * Fiddle cannot give a blocking call an unblocking function; this is all
  * the extension adds. rb_thread_call_without_gvl releases the GVL around
- * hev2_wait (other threads run; the race of a HEV2_DRIVE_WAITER handle is
- * played on this thread); when Ruby must interrupt the thread (Thread#raise,
- * Thread#kill, Timeout, a signal such as Ctrl-C for the main thread) it
- * calls ubf_cancel, which calls hev2_cancel(handle): the library wakes the
- * driving thread, which closes its own sockets and returns at once. Ruby
- * then takes the GVL back and raises the pending interrupt itself. The
- * unblocking function runs no Ruby code and touches no Ruby object:
- * hev2_cancel is thread-safe and may be called at any moment, any number of
- * times, even after hev2_wait has returned (the handle is released by the
- * caller only later, holding the GVL, when no unblocking function is set). */
+ * the wait (other threads run; the race of a HEV2_DRIVE_WAITER handle is
+ * played on this thread).
+ *
+ * The unblocking function does not cancel the handle: an interrupt does not
+ * always raise. A signal whose trap handler returns (SIGCHLD, which Ruby 3.4
+ * handles itself whenever a child exits) interrupts the thread just as
+ * Ctrl-C does; a cancelled race could only be started again from scratch,
+ * and a stream of such signals would then never let a connect finish
+ * (measured: a thread spawning `true` in a loop kept a 250 ms race from
+ * ever ending). Since hev2_wait has no wake-up that leaves the race
+ * running, the wait is made in slices of SLICE_MS: the unblocking function
+ * only raises a flag, the slice in progress ends at most SLICE_MS later, and
+ * the call returns HEV2_EAGAIN to Ruby, which runs the interrupt (raises,
+ * or runs the trap handler) and calls again; a slice resumes the race where
+ * it was (header: "waiting in slices loses nothing"). The unblocking
+ * function runs no Ruby code and touches no Ruby object. */
 #include <ruby.h>
 #include <ruby/thread.h>
 #include <stdint.h>
 
-/* The library's prototypes (include/hev2.h), as function pointer types:
- * hev2_conn is a uint64_t. */
+/* hev2_wait (include/hev2.h) as a function pointer type: hev2_conn is a
+ * uint64_t. */
 typedef int (*wait_fn)(uint64_t conn, int timeout_ms);
-typedef int (*cancel_fn)(uint64_t conn);
 
-/* HEV2_EAGAIN: what the call returns if Ruby never ran hev2_wait (an
- * interrupt was pending before the GVL was released). */
-#define NOT_WAITED (-6)
-/* Returned instead of the wait's status when the unblocking function
- * cancelled the handle and Ruby raised nothing afterwards (e.g. a signal
- * whose trap handler returned normally): the handle is cancelled, and the
- * caller decides what to do (the gem starts the connection again). */
-#define INTERRUPTED 1
+#define HEV2_EAGAIN (-6)
+/* The longest an interrupt waits for the slice in progress to end. */
+#define SLICE_MS 5
 
 struct call {
 	wait_fn wait;
-	cancel_fn cancel;
 	uint64_t conn;
-	int timeout_ms;
 	int rc;
-	volatile int cancelled;
+	int interrupted; /* set by ubf_flag on another thread (atomics) */
 };
 
 static void *run_wait(void *arg)
 {
 	struct call *c = arg;
-	c->rc = c->wait(c->conn, c->timeout_ms);
+	do
+		c->rc = c->wait(c->conn, SLICE_MS);
+	while (c->rc == HEV2_EAGAIN && !__atomic_load_n(&c->interrupted, __ATOMIC_ACQUIRE));
 	return NULL;
 }
 
-static void ubf_cancel(void *arg)
+static void ubf_flag(void *arg)
 {
 	struct call *c = arg;
-	c->cancelled = 1;
-	c->cancel(c->conn);
+	__atomic_store_n(&c->interrupted, 1, __ATOMIC_RELEASE);
 }
 
-static void *fn_pointer(VALUE addr, const char *what)
-{
-	uintptr_t p = (uintptr_t)NUM2ULL(addr);
-	if (p == 0)
-		rb_raise(rb_eArgError, "Hev2::NoGVL.wait: %s is NULL", what);
-	return (void *)p;
-}
-
-/* Hev2::NoGVL.wait(wait_addr, cancel_addr, conn, timeout_ms) -> Integer
+/* Hev2::NoGVL.wait(wait_address, conn) -> Integer
  *
- * wait_addr, cancel_addr: the addresses of hev2_wait and hev2_cancel.
- * Returns hev2_wait's status, or INTERRUPTED (see above). Interrupts that
- * raise are raised from here, after the handle was cancelled; the caller
- * releases the handle (ensure). */
-static VALUE nogvl_wait(VALUE self, VALUE wait_addr, VALUE cancel_addr, VALUE conn,
-                        VALUE timeout_ms)
+ * wait_address: the address of hev2_wait. Waits until conn is done
+ * (HEV2_OK) or Ruby interrupts the thread (HEV2_EAGAIN: call again), or
+ * returns hev2_wait's error. An interrupt that raises is raised from here;
+ * the caller releases the handle (ensure). */
+static VALUE nogvl_wait(VALUE self, VALUE wait_address, VALUE conn)
 {
 	struct call c;
+	uintptr_t fn = (uintptr_t)NUM2ULL(wait_address);
 	(void)self;
-	c.cancel = (cancel_fn)fn_pointer(cancel_addr, "hev2_cancel");
-	c.wait = (wait_fn)fn_pointer(wait_addr, "hev2_wait");
+	if (fn == 0)
+		rb_raise(rb_eArgError, "Hev2::NoGVL.wait: hev2_wait's address is 0");
+	c.wait = (wait_fn)fn;
 	c.conn = (uint64_t)NUM2ULL(conn);
-	c.timeout_ms = NUM2INT(timeout_ms);
-	c.rc = NOT_WAITED;
-	c.cancelled = 0;
-	rb_thread_call_without_gvl(run_wait, &c, ubf_cancel, &c);
-	/* rb_thread_call_without_gvl has already raised any interrupt that
-	 * raises; here only those that did not (a trap handler that returned,
-	 * Thread#wakeup) are left. */
-	if (c.cancelled)
-		return INT2FIX(INTERRUPTED);
+	c.rc = HEV2_EAGAIN; /* if an interrupt came first: not waited at all */
+	c.interrupted = 0;
+	rb_thread_call_without_gvl(run_wait, &c, ubf_flag, &c);
 	return INT2FIX(c.rc);
 }
 
@@ -97,6 +83,6 @@ void Init_hev2_wait(void)
 {
 	VALUE hev2 = rb_define_module("Hev2");
 	VALUE nogvl = rb_define_module_under(hev2, "NoGVL");
-	rb_define_const(nogvl, "INTERRUPTED", INT2FIX(INTERRUPTED));
-	rb_define_singleton_method(nogvl, "wait", nogvl_wait, 4);
+	rb_define_const(nogvl, "SLICE_MS", INT2FIX(SLICE_MS));
+	rb_define_singleton_method(nogvl, "wait", nogvl_wait, 2);
 }

@@ -19,12 +19,11 @@ module Hev2
   #   the race on this thread -> hev2_result -> ::Socket.for_fd(winner fd)
   #
   # No library thread takes part on a healthy connect. Ruby interrupts the
-  # wait (Thread#raise, Thread#kill, Timeout, Ctrl-C) through the
-  # extension's unblocking function, which cancels the handle; Ruby then
-  # raises the interrupt itself. An interrupt that raises nothing (a trap
-  # handler that returned, Thread#wakeup) has cancelled the race all the
-  # same: the connection is started again (open_timeout keeps counting from
-  # the first start; resolv and connect timeouts start over).
+  # wait (Thread#raise, Thread#kill, Timeout, Ctrl-C, any signal) through
+  # the extension's unblocking function: the wait, made in slices of
+  # NoGVL::SLICE_MS (5 ms), comes back to Ruby at the end of the slice in
+  # progress, Ruby runs the interrupt (raises, or runs a trap handler), and
+  # the wait goes on where it was if nothing was raised.
   #
   # Otherwise (no extension, HEV2_NO_EXT=1, or under a Fiber scheduler):
   #
@@ -49,7 +48,6 @@ module Hev2
     WAIT = F[:hev2_wait]
     RELEASE = F[:hev2_release]
     WAIT_ADDRESS = Native::WAIT_ADDRESS
-    CANCEL_ADDRESS = Native::CANCEL_ADDRESS
 
     DEFER = { Object => :never }.freeze
     ALLOW = { Object => :immediate }.freeze
@@ -95,40 +93,32 @@ module Hev2
         if req
           host, keep = fill_options(s, req, waiter)
           options = s.address + Scratch::OPTIONS
-          deadline = Connector.now + req.open_timeout if waiter && req.open_timeout
         elsif waiter
           options = WAITER_OPTIONS
         end
-        port_string = s.port_string(port)
-        loop do
-          rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, port_string,
-                            options, s.address + Scratch::OUT)
-          raise call_error(rc, host, port) unless rc == N::OK
-
-          conn = s.u64(Scratch::OUT)
-          begin
-            if waiter
-              cancelled = drive(conn, s, host, port)
-            else
-              wait(conn, s, host, port)
-            end
-            unless cancelled
-              sock = outcome(conn, s, host, port, req&.trace, klass)
-              # An interrupt that arrived after the wait is raised when this
-              # block ends: the socket must not leak to nobody.
-              if Thread.pending_interrupt?
-                sock.close
-                sock = nil
-              end
-              break sock
-            end
-          ensure
-            RELEASE.call(conn) # cancels if still running; closes what we did not take
-          end
-          restart(s, deadline, host, port) # an interrupt that raised nothing cancelled it
-        end
-      ensure
+        rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
+                          options, s.address + Scratch::OUT)
         keep&.clear # only now may the strings go: the library has copied them
+        raise call_error(rc, host, port) unless rc == N::OK
+
+        conn = s.u64(Scratch::OUT)
+        begin
+          if waiter
+            drive(conn, s, host, port)
+          else
+            wait(conn, s, host, port)
+          end
+          sock = outcome(conn, s, host, port, req&.trace, klass)
+          # An interrupt that arrived after the wait is raised when this
+          # block ends: the socket must not leak to nobody.
+          if Thread.pending_interrupt?
+            sock.close
+            sock = nil
+          end
+          sock
+        ensure
+          RELEASE.call(conn) # cancels if still running; closes what we did not take
+        end
       end
     ensure
       Scratch.release(s) if s
@@ -154,37 +144,19 @@ module Hev2
       end
     end
 
-    # Plays a HEV2_DRIVE_WAITER handle on this thread until it is done
-    # (s then holds its result). Returns true if an interrupt that raised
-    # nothing cancelled it (the caller starts again); an interrupt that
-    # raises is raised from here, the handle cancelled.
+    # Plays a HEV2_DRIVE_WAITER handle on this thread until it is done;
+    # hev2_result has then filled s. Interrupts are accepted only inside
+    # NoGVL.wait; one that raises leaves from there (the caller releases
+    # the handle, which cancels the race); after one that raised nothing
+    # (HEV2_EAGAIN) the race goes on where it was.
     def drive(conn, s, host, port)
-      rc = Thread.handle_interrupt(ALLOW) { NoGVL.wait(WAIT_ADDRESS, CANCEL_ADDRESS, conn, -1) }
-      return true if rc == NoGVL::INTERRUPTED
-      raise call_error(rc, host, port) unless rc == N::OK
-
+      loop do
+        rc = Thread.handle_interrupt(ALLOW) { NoGVL.wait(WAIT_ADDRESS, conn) }
+        break if rc == N::OK
+        raise call_error(rc, host, port) unless rc == N::EAGAIN
+      end
       rc = RESULT.call(conn, s.address + Scratch::RESULT)
       raise call_error(rc, host, port) unless rc == N::OK
-
-      false
-    end
-
-    # Before a connection cancelled by an interrupt is started again: the
-    # open timeout counts from the first start (raises once it is spent).
-    def restart(s, deadline, host, port)
-      return unless deadline
-
-      left = deadline - Connector.now
-      unless left.positive?
-        e = Errors.timeout(:open_timeout, host, port)
-        e.extend(Failure).hev2_timeout = :open_timeout
-        raise e
-      end
-      s.put_i32(Scratch::OPTIONS + L::OPTIONS[:open_timeout_ms], timeout_ms(left))
-    end
-
-    def now
-      Process.clock_gettime(Process::CLOCK_MONOTONIC)
     end
 
     # Waits until conn is done; hev2_result has then filled s.

@@ -73,11 +73,10 @@ module Hev2
     end
     F = SIGNATURES.keys.to_h { |name| [name, bind.call(name)] }.freeze
 
-    # The addresses of hev2_wait and hev2_cancel in the library loaded
-    # above, for the C extension (Hev2::NoGVL), which calls them through
-    # these pointers instead of linking against a libhev2 of its own.
+    # The address of hev2_wait in the library loaded above, for the C
+    # extension (Hev2::NoGVL), which calls it through this pointer instead
+    # of linking against a libhev2 of its own.
     WAIT_ADDRESS = F[:hev2_wait].to_i
-    CANCEL_ADDRESS = F[:hev2_cancel].to_i
 
     module_function
 

@@ -4,11 +4,13 @@ module Hev2
   # Loads the C extension Hev2::NoGVL (ext/hev2_wait, built when the gem is
   # installed; `make ruby-ext` in the source tree) if it is there:
   #
-  #   Hev2::NoGVL.wait(wait_address, cancel_address, conn, timeout_ms)
+  #   Hev2::NoGVL.wait(wait_address, conn) -> hev2_wait status
   #
-  # runs hev2_wait without the GVL with an unblocking function that calls
-  # hev2_cancel, so Hev2.tcp can play the race on the calling thread
-  # (HEV2_DRIVE_WAITER) and still be interrupted at once. Where it could not
+  # runs hev2_wait without the GVL, in slices of SLICE_MS, with an unblocking
+  # function that ends the wait after the slice in progress (returning
+  # HEV2_EAGAIN once Ruby has run the interrupt), so Hev2.tcp can play the
+  # race on the calling thread (HEV2_DRIVE_WAITER) and still be interrupted
+  # within a few ms. Where it could not
   # be built (no C compiler), or with HEV2_NO_EXT=1 in the environment,
   # NoGVL.available? is false and Hev2.tcp waits as before: the race on a
   # library thread, and the caller waiting on the handle's eventfd.
