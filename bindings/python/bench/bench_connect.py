@@ -2,6 +2,7 @@
 
   socket.create_connection              (Python's own, the baseline)
   hev2.create_connection                (IP literal, and a name from a static list)
+  the same connect as bare ctypes calls  (the library's floor: what is left is Python's)
   asyncio loop.create_connection(happy_eyeballs_delay=0.25)
   hev2.aio.create_connection
 
@@ -85,6 +86,48 @@ def asyncio_method(connect):
     return run
 
 
+def abi_floor(port):
+    """What create_connection cannot go below: the bare ctypes calls of one
+    waiter-driven connect (hev2_connect_len, hev2_wait, hev2_result,
+    hev2_release) and the socket object, with no argument checks and no
+    Python objects of hev2's. The gap to socket.create_connection is the
+    library's; the gap from here to hev2.create_connection is Python's."""
+    from hev2 import _abi, _handle
+
+    lib = _abi.api()
+    options = _handle.waiter_default_options()
+    host, service = HOST.encode(), str(port).encode()
+    r = _abi.ResultInfo()
+    r.size = _abi.ctypes.sizeof(r)
+    result = _abi.ctypes.byref(r)
+    out = _abi.hev2_conn(0)
+    out_ref = _abi.ctypes.byref(out)
+
+    def connect(port):
+        lib.hev2_connect_len(host, len(host), service, options, out_ref)
+        while lib.hev2_wait(out.value, 50) == _abi.EAGAIN:
+            pass
+        lib.hev2_result(out.value, result)
+        lib.hev2_release(out.value)
+        s = socket.socket(r.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=r.fd)
+        s.settimeout(None)
+        return s
+
+    return connect
+
+
+class Floor:
+    """abi_floor's connect, made on first use (the port is known then)."""
+
+    def __init__(self):
+        self.connect = None
+
+    def __call__(self, port):
+        if self.connect is None:
+            self.connect = abi_floor(port)
+        return self.connect(port)
+
+
 async def asyncio_he(port):
     loop = asyncio.get_running_loop()
     return await loop.create_connection(asyncio.Protocol, HOST, port, happy_eyeballs_delay=0.25)
@@ -97,6 +140,7 @@ async def hev2_aio(port):
 METHODS = {
     "socket.create_connection": blocking_method(lambda port: socket.create_connection((HOST, port))),
     "hev2.create_connection": blocking_method(lambda port: hev2.create_connection((HOST, port))),
+    "hev2 C ABI floor (bare ctypes calls)": blocking_method(Floor()),
     "hev2.create_connection (static name)": blocking_method(
         lambda port: hev2.create_connection(("bench.test", port), hosts={"bench.test": [HOST]})
     ),
@@ -215,6 +259,8 @@ def print_round_ratios(rounds: dict[str, list[float]]) -> None:
     the median of those ratios and their spread (noise that hits one round
     hits every method of it alike)."""
     pairs = [(name, "socket.create_connection") for name in rounds if name != "socket.create_connection"]
+    if "hev2 C ABI floor (bare ctypes calls)" in rounds:
+        pairs.append(("hev2.create_connection", "hev2 C ABI floor (bare ctypes calls)"))
     if "hev2.create_connection (baseline)" in rounds:
         pairs.append(("hev2.create_connection", "hev2.create_connection (baseline)"))
     print()
