@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hev2/hev2/core/internal/race"
+	"github.com/hev2/hev2/core/internal/resolve"
 )
 
 // Driven is a race played on the thread of whoever waits for it: Drive
@@ -42,8 +43,8 @@ type Driven struct {
 
 	// The driver's own: touched only while holding drive.
 	drive      sync.Mutex
-	fds        []int // per attempt; -1 once closed or handed over
-	lookups    [2]context.CancelFunc
+	fds        []int         // per attempt; -1 once closed or handed over
+	lookups    [2]func()     // cancels a lookup
 	timerAt    time.Duration // -1: no timer armed
 	pending    []race.Event  // outcomes found while performing actions
 	batch      []race.Event
@@ -51,6 +52,9 @@ type Driven struct {
 	pollIDs    []int
 	cancelSeen bool
 	sources    sourceCache
+	// gai is set while the system resolver has lookups of this race in
+	// flight: its threads then wake the driver directly (resolve.Waker).
+	gai *resolve.Waker
 
 	finished atomic.Bool
 	res      *race.Result
@@ -184,6 +188,7 @@ func (r *Driven) driveLocked(deadline time.Time) {
 	wake := -1
 	defer func() {
 		if wake >= 0 {
+			r.gai.Set(-1)
 			r.mu.Lock()
 			r.wakeFD = -1
 			r.mu.Unlock()
@@ -212,6 +217,10 @@ func (r *Driven) driveLocked(deadline time.Time) {
 			r.mu.Lock()
 			r.wakeFD = wake
 			r.mu.Unlock()
+			if r.gai != nil {
+				r.gai.Set(wake)
+				resolve.HarvestLookups() // answers that came before the waker was set
+			}
 			continue // an event may have been posted before wakeFD was set
 		}
 		r.poll(now, limit, wake)
@@ -285,6 +294,9 @@ func (r *Driven) poll(now, limit time.Duration, wake int) {
 		id := r.pollIDs[i]
 		if id < 0 {
 			drainEventfd(wake)
+			if r.gai != nil {
+				resolve.HarvestLookups()
+			}
 			continue
 		}
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: connectResult(r.fds[id])})
@@ -321,6 +333,17 @@ func (r *Driven) perform(acts []race.Action) {
 }
 
 func (r *Driven) startLookup(f race.Family) {
+	if sys, ok := r.p.Resolver.(*resolve.SystemResolver); ok {
+		// No goroutine: the getaddrinfo thread wakes this race's
+		// driver, which delivers the answer itself.
+		if r.gai == nil {
+			r.gai = resolve.NewWaker()
+		}
+		r.lookups[race.FamilyIndex(f)] = sys.LookupFamilyAsync(r.host, f, r.gai, func(addrs []netip.Addr, err error) {
+			r.post(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+		})
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r.lookups[race.FamilyIndex(f)] = cancel
 	res, host := r.p.Resolver, r.host
@@ -376,6 +399,8 @@ func (r *Driven) finish(res *race.Result, err error) {
 			cancel()
 		}
 	}
+	r.gai.Close()
+	r.gai = nil
 	r.res, r.err = res, err
 	r.mu.Lock()
 	r.finished.Store(true)

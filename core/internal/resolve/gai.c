@@ -73,12 +73,23 @@ static void *hev2_gai_worker(void *arg) {
 		// job's slot is given back only then, so a new job finds this
 		// thread instead of creating one, and threads never outnumber
 		// the slots.
+		// The job may be freed as soon as it is on the done list: take
+		// its waker reference first.
+		struct hev2_gai_waker *w = j->waker;
+		j->waker = NULL;
 		pthread_mutex_lock(&hev2_gai_mu);
 		j->next = hev2_gai_done;
 		hev2_gai_done = j;
 		hev2_gai_nidle++;
 		pthread_mutex_unlock(&hev2_gai_mu);
 		uint64_t one = 1;
+		if (w) {
+			int fd = __atomic_load_n(&w->fd, __ATOMIC_ACQUIRE);
+			if (fd >= 0)
+				while (write(fd, &one, sizeof one) < 0 && errno == EINTR)
+					;
+			hev2_gai_waker_unref(w);
+		}
 		while (write(hev2_gai_efd, &one, sizeof one) < 0 && errno == EINTR)
 			;
 		// Wait for the next job; exit once idle for hev2_gai_idle_ms
@@ -163,7 +174,31 @@ struct hev2_gai_job *hev2_gai_take_done(void) {
 	return j;
 }
 
+struct hev2_gai_waker *hev2_gai_waker_new(void) {
+	struct hev2_gai_waker *w = malloc(sizeof *w);
+	if (w) {
+		w->fd = -1;
+		w->refs = 1;
+	}
+	return w;
+}
+
+void hev2_gai_waker_set(struct hev2_gai_waker *w, int fd) {
+	__atomic_store_n(&w->fd, fd, __ATOMIC_RELEASE);
+}
+
+void hev2_gai_waker_ref(struct hev2_gai_waker *w) {
+	__atomic_add_fetch(&w->refs, 1, __ATOMIC_RELAXED);
+}
+
+void hev2_gai_waker_unref(struct hev2_gai_waker *w) {
+	if (__atomic_sub_fetch(&w->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		free(w);
+}
+
 void hev2_gai_free(struct hev2_gai_job *j) {
+	if (j->waker)
+		hev2_gai_waker_unref(j->waker);
 	free(j->addrs);
 	free(j->host);
 	free(j);

@@ -12,8 +12,18 @@
 
 struct hev2_gai_addr { unsigned char ip[16]; uint32_t scope; int v6; };
 
+/* Where a thread that waits for lookups (a race driven by its waiter) says
+ * which eventfd wakes it now (-1: none). A finished job writes it, beside
+ * the pool's own eventfd, so that the waiter needs no other thread to learn
+ * of the answer. Shared by the waiter and its jobs; the last one frees it. */
+struct hev2_gai_waker {
+	int fd;
+	int refs;
+};
+
 struct hev2_gai_job {
 	struct hev2_gai_job *next;
+	struct hev2_gai_waker *waker;  // NULL, or a reference held by the job
 	char *host;
 	int family;
 	uintptr_t handle;              // the Go side's cgo.Handle
@@ -22,6 +32,11 @@ struct hev2_gai_job {
 	int naddrs;
 	struct hev2_gai_addr *addrs;
 };
+
+struct hev2_gai_waker *hev2_gai_waker_new(void); /* refs 1, fd -1; NULL: ENOMEM */
+void hev2_gai_waker_set(struct hev2_gai_waker *w, int fd);
+void hev2_gai_waker_ref(struct hev2_gai_waker *w);
+void hev2_gai_waker_unref(struct hev2_gai_waker *w);
 
 /* Returns the eventfd signalled when jobs finish, or -errno. */
 int hev2_gai_init(void);

@@ -64,7 +64,7 @@ func gaiStart() error {
 // gaiSubmit queues a lookup; finish is called on the dispatcher goroutine
 // with the result once getaddrinfo returns. A non-nil error means no thread
 // could be had and finish will never be called.
-func gaiSubmit(host string, family race.Family, finish func(gaiResult)) error {
+func gaiSubmit(host string, family race.Family, w *Waker, finish func(gaiResult)) error {
 	if err := gaiStart(); err != nil {
 		return err
 	}
@@ -76,6 +76,10 @@ func gaiSubmit(host string, family race.Family, finish func(gaiResult)) error {
 	j.family = C.AF_INET
 	if family == race.IPv6 {
 		j.family = C.AF_INET6
+	}
+	if w != nil && w.c != nil {
+		C.hev2_gai_waker_ref(w.c)
+		j.waker = w.c
 	}
 	h := cgo.NewHandle(finish)
 	j.handle = C.uintptr_t(h)
@@ -95,19 +99,62 @@ func gaiDispatch(events *os.File) {
 			// be delivered any more.
 			panic("hev2: getaddrinfo eventfd: " + err.Error())
 		}
-		for j := C.hev2_gai_take_done(); j != nil; {
-			next := j.next
-			h := cgo.Handle(j.handle)
-			finish := h.Value().(func(gaiResult))
-			h.Delete()
-			res := gaiResult{code: int(j.rc), errno: syscall.Errno(j.err)}
-			if j.rc == 0 {
-				res.addrs = gaiAddrs(unsafe.Slice(j.addrs, int(j.naddrs)))
-			}
-			C.hev2_gai_free(j)
-			finish(res)
-			j = next
+		HarvestLookups()
+	}
+}
+
+// HarvestLookups delivers every finished getaddrinfo call now, on the
+// calling goroutine. The dispatcher does it when the pool's eventfd fires;
+// a thread waiting for its own lookups (woken through its Waker) does it
+// itself rather than wait for the dispatcher to be scheduled.
+func HarvestLookups() {
+	if !gaiPool.started.Load() {
+		return
+	}
+	for j := C.hev2_gai_take_done(); j != nil; {
+		next := j.next
+		h := cgo.Handle(j.handle)
+		finish := h.Value().(func(gaiResult))
+		h.Delete()
+		res := gaiResult{code: int(j.rc), errno: syscall.Errno(j.err)}
+		if j.rc == 0 {
+			res.addrs = gaiAddrs(unsafe.Slice(j.addrs, int(j.naddrs)))
 		}
+		C.hev2_gai_free(j)
+		finish(res)
+		j = next
+	}
+}
+
+// Waker tells the getaddrinfo threads which eventfd wakes the thread that
+// waits for a lookup's answer (see hev2_gai_waker in gai.h).
+type Waker struct {
+	c *C.struct_hev2_gai_waker
+}
+
+// NewWaker returns a Waker with no fd set, or nil if memory is short (the
+// answers then arrive through the dispatcher only).
+func NewWaker() *Waker {
+	c := C.hev2_gai_waker_new()
+	if c == nil {
+		return nil
+	}
+	return &Waker{c}
+}
+
+// Set names the eventfd to write when a lookup finishes (-1: none).
+func (w *Waker) Set(fd int) {
+	if w != nil {
+		C.hev2_gai_waker_set(w.c, C.int(fd))
+	}
+}
+
+// Close drops the waiter's reference; jobs in flight keep theirs.
+func (w *Waker) Close() {
+	if w != nil && w.c != nil {
+		C.hev2_gai_waker_set(w.c, -1)
+		C.hev2_gai_waker_unref(w.c)
+		w.c = nil
 	}
 }
 

@@ -79,28 +79,61 @@ var errFamilyNotConfigured = errors.New("skipped: this host has no usable addres
 
 // LookupFamily implements Resolver.
 func (r *SystemResolver) LookupFamily(ctx context.Context, host string, family race.Family) ([]netip.Addr, error) {
-	r.once.Do(r.init)
-	if family != race.IPv4 && family != race.IPv6 {
-		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_FAMILY}
-	}
-	if host == "" || strings.IndexByte(host, 0) >= 0 {
-		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_NONAME}
-	}
-	if addr, err := netip.ParseAddr(host); err == nil {
-		// A literal needs no thread: answer as getaddrinfo would.
-		if race.FamilyOf(addr) != family {
-			return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY}
-		}
-		return []netip.Addr{addr}, nil
-	}
-	if !r.NoAddrConfig && !localFamilies.wants(family) {
-		r.stats.skipped.Add(1)
-		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
+	if addrs, err, answered := r.precheck(host, family); answered {
+		return addrs, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	return r.join(ctx, flightKey{host, family})
+}
+
+// LookupFamilyAsync starts a lookup without a goroutine: done is called
+// once with the answer (on the thread that delivers it: the dispatcher,
+// a HarvestLookups caller, or this call for an answer known at once),
+// unless cancel is called first. w, if not nil, is woken the moment the
+// getaddrinfo call finishes, so its owner can HarvestLookups itself.
+func (r *SystemResolver) LookupFamilyAsync(host string, family race.Family, w *Waker, done func([]netip.Addr, error)) (cancel func()) {
+	if addrs, err, answered := r.precheck(host, family); answered {
+		done(addrs, err)
+		return func() {}
+	}
+	k := flightKey{host, family}
+	cb := &asyncWaiter{done: done}
+	f := r.enter(k, w, cb)
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if cb.left || f.state == flightDone {
+			return
+		}
+		cb.left = true
+		r.leaveLocked(k, f)
+	}
+}
+
+// precheck answers what needs no getaddrinfo call: bad input, literals,
+// and a family the AI_ADDRCONFIG policy skips.
+func (r *SystemResolver) precheck(host string, family race.Family) ([]netip.Addr, error, bool) {
+	r.once.Do(r.init)
+	if family != race.IPv4 && family != race.IPv6 {
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_FAMILY}, true
+	}
+	if host == "" || strings.IndexByte(host, 0) >= 0 {
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_NONAME}, true
+	}
+	if addr, err := netip.ParseAddr(host); err == nil {
+		// A literal needs no thread: answer as getaddrinfo would.
+		if race.FamilyOf(addr) != family {
+			return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY}, true
+		}
+		return []netip.Addr{addr}, nil, true
+	}
+	if !r.NoAddrConfig && !localFamilies.wants(family) {
+		r.stats.skipped.Add(1)
+		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY, Err: errFamilyNotConfigured}, true
+	}
+	return nil, nil, false
 }
 
 func (res gaiResult) toGo(k flightKey) ([]netip.Addr, error) {

@@ -45,9 +45,21 @@ type flight struct {
 	waiters int         // guarded by SystemResolver.mu
 	state   flightState // guarded by SystemResolver.mu
 	cancel  context.CancelFunc
+	// callbacks of the waiters that did not block (LookupFamilyAsync);
+	// guarded by SystemResolver.mu until the flight is done.
+	callbacks []*asyncWaiter
 }
 
-func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, error) {
+// asyncWaiter is a LookupFamilyAsync caller: answered by a call, not by
+// waiting on done.
+type asyncWaiter struct {
+	done func([]netip.Addr, error)
+	left bool // guarded by SystemResolver.mu
+}
+
+// enter joins the flight for k, starting one if there is none; cb is nil
+// for a blocking caller. w, if not nil, is woken when a new call finishes.
+func (r *SystemResolver) enter(k flightKey, w *Waker, cb *asyncWaiter) *flight {
 	r.mu.Lock()
 	f := r.flights[k]
 	start := false
@@ -60,7 +72,7 @@ func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, e
 			r.stats.inFlight.Add(1)
 		default:
 			var queueCtx context.Context
-			queueCtx, f.cancel = context.WithCancel(context.WithoutCancel(ctx))
+			queueCtx, f.cancel = context.WithCancel(context.Background())
 			r.stats.queued.Add(1)
 			go r.queue(queueCtx, k, f)
 		}
@@ -68,11 +80,18 @@ func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, e
 		r.stats.shared.Add(1)
 	}
 	f.waiters++
+	if cb != nil {
+		f.callbacks = append(f.callbacks, cb)
+	}
 	r.mu.Unlock()
 	if start {
-		r.submit(k, f)
+		r.submit(k, f, w)
 	}
+	return f
+}
 
+func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, error) {
+	f := r.enter(k, nil, nil)
 	select {
 	case <-f.done:
 		// Each caller gets its own slice: callers sort and trim answers.
@@ -87,6 +106,10 @@ func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, e
 func (r *SystemResolver) leave(k flightKey, f *flight) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.leaveLocked(k, f)
+}
+
+func (r *SystemResolver) leaveLocked(k flightKey, f *flight) {
 	f.waiters--
 	if f.waiters > 0 || f.state == flightDone {
 		return
@@ -121,12 +144,12 @@ func (r *SystemResolver) queue(ctx context.Context, k flightKey, f *flight) {
 	f.state = flightRunning
 	r.stats.inFlight.Add(1)
 	r.mu.Unlock()
-	r.submit(k, f)
+	r.submit(k, f, nil)
 }
 
 // submit hands f's call to a getaddrinfo thread; f holds a slot.
-func (r *SystemResolver) submit(k flightKey, f *flight) {
-	err := gaiSubmit(k.host, k.family, func(res gaiResult) { r.finish(k, f, res) })
+func (r *SystemResolver) submit(k flightKey, f *flight, w *Waker) {
+	err := gaiSubmit(k.host, k.family, w, func(res gaiResult) { r.finish(k, f, res) })
 	if err != nil {
 		r.release()
 		r.stats.threadErrors.Add(1)
@@ -160,8 +183,18 @@ func (r *SystemResolver) complete(k flightKey, f *flight, addrs []netip.Addr, er
 	}
 	r.forget(k, f)
 	f.addrs, f.err, f.state = addrs, err, flightDone
+	var answer []*asyncWaiter
+	for _, cb := range f.callbacks {
+		if !cb.left {
+			answer = append(answer, cb)
+		}
+	}
 	r.mu.Unlock()
 	close(f.done)
+	for _, cb := range answer {
+		// Each caller gets its own slice: callers sort and trim answers.
+		cb.done(slices.Clone(addrs), err)
+	}
 }
 
 // forget drops f so that later callers start a fresh call. r.mu is held.
