@@ -165,16 +165,16 @@ func ParsePort(service string) (uint16, error) {
 // with Go's default period, or with idle time and interval KeepAlive when
 // KeepAlive > 0. BlockingFD does not apply.
 func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	c, _, err := d.dialConn(ctx, network, address)
+	c, _, err := d.dialConn(ctx, network, address, false)
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// dialConn is DialContext with the race's account (its FD is -1: the
-// connection owns the socket).
-func (d *Dialer) dialConn(ctx context.Context, network, address string) (*net.TCPConn, *Result, error) {
+// dialConn is DialContext, with the race's account if asked for (its FD is
+// -1: the connection owns the socket).
+func (d *Dialer) dialConn(ctx context.Context, network, address string, account bool) (*net.TCPConn, *Result, error) {
 	dd := *d
 	switch network {
 	case "tcp":
@@ -206,7 +206,7 @@ func (d *Dialer) dialConn(ctx context.Context, network, address string) (*net.TC
 		// Already canceled: not a single syscall.
 		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: &Error{Host: cfg.Host, Port: port, Cause: err, Canceled: err}}
 	}
-	c, res, err := netio.DialConn(ctx, cfg, dd.params())
+	c, res, err := netio.DialConn(ctx, cfg, dd.params(), account)
 	if err != nil {
 		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}

@@ -116,7 +116,7 @@ func TestDialContextLosersClosedOnReturn(t *testing.T) {
 	ln := echoListener(t, net.JoinHostPort("127.0.0.1", itoa(port)))
 	checkLeaks(t)
 	d := Dialer{ConnectionAttemptDelay: 20 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
-	conn, res, err := d.dialConn(context.Background(), "tcp", net.JoinHostPort("dual.test", itoa(portOf(ln))))
+	conn, res, err := d.dialConn(context.Background(), "tcp", net.JoinHostPort("dual.test", itoa(portOf(ln))), true)
 	if err != nil {
 		t.Fatal(err)
 	}

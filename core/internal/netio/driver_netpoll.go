@@ -30,10 +30,13 @@ import (
 //
 // The connection is what net.Dialer would return: TCP_NODELAY on (Go sets
 // it on every TCPConn), keep-alive on with Go's default period, or with
-// idle time and interval p.Socket.KeepAlive when that is > 0. Its
-// Result.FD is -1: the connection owns the socket.
-func DialConn(ctx context.Context, cfg race.MachineConfig, p *Params) (*net.TCPConn, *race.Result, error) {
-	r := &netpollRace{p: p, host: cfg.Host, start: time.Now(), timerAt: -1}
+// idle time and interval p.Socket.KeepAlive when that is > 0. The race's
+// account (a Result whose FD is -1: the connection owns the socket) is
+// built only when account is true.
+func DialConn(ctx context.Context, cfg race.MachineConfig, p *Params, account bool) (*net.TCPConn, *race.Result, error) {
+	r := &netpollRace{p: *p, host: cfg.Host, start: time.Now(), timerAt: -1, account: account}
+	r.attempts = r.attemptsBuf[:0]
+	r.queued = r.queuedBuf[:0]
 	r.dialer.KeepAlive = 0 // Go's default: on, 15 s
 	if ka := p.Socket.KeepAlive; ka > 0 {
 		r.dialer.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: ka, Interval: ka}
@@ -46,7 +49,12 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p *Params) (*net.TCPC
 		}
 		r.dialer.LocalAddr = local
 	}
-	cfg.Sort = r.sources.sortRFC6724
+	if len(cfg.Static) != 1 {
+		// Only several addresses are sorted (a method value costs an
+		// allocation).
+		src := new(sourceCache)
+		cfg.Sort = src.sortRFC6724
+	}
 	r.m = race.NewMachine(cfg)
 	return r.run(ctx)
 }
@@ -54,7 +62,7 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p *Params) (*net.TCPC
 // netpollRace drives one Machine with net.Dialer attempts. Everything but
 // the lookups' and attempts' goroutines runs on the caller's goroutine.
 type netpollRace struct {
-	p      *Params
+	p      Params
 	m      *race.Machine
 	host   string
 	start  time.Time
@@ -71,7 +79,14 @@ type netpollRace struct {
 	timerAt   time.Duration // -1: no timer armed
 	pending   []race.Event  // outcomes known on this goroutine
 	canceled  bool
-	sources   sourceCache
+	account   bool
+	shared    *attemptDialer // the attempt goroutines' copy of the dialer
+
+	// Room for the common case without allocating: one or two attempts,
+	// a few events per turn.
+	attemptsBuf [2]npAttempt
+	queuedBuf   [2]int
+	batchBuf    [4]race.Event
 }
 
 type npAttempt struct {
@@ -79,6 +94,11 @@ type npAttempt struct {
 	cancel context.CancelFunc // nil unless a goroutine dials it
 	conn   *net.TCPConn       // the connected socket, until handed over or closed
 	closed bool               // the machine closed it: a late conn is closed at once
+}
+
+type attemptDialer struct {
+	d     net.Dialer
+	local netip.AddrPort
 }
 
 type attemptOutcome struct {
@@ -92,7 +112,7 @@ func (r *netpollRace) now() time.Duration { return time.Since(r.start) }
 func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, error) {
 	defer r.cleanup()
 	acts := r.m.Start(0)
-	var batch []race.Event
+	batch := r.batchBuf[:0]
 	for {
 		if conn, res, err, done := r.perform(ctx, acts); done {
 			return conn, res, err
@@ -198,7 +218,11 @@ func (r *netpollRace) perform(ctx context.Context, acts []race.Action) (*net.TCP
 			w := &r.attempts[a.Attempt]
 			conn := w.conn
 			w.conn = nil
-			return conn, newResult(r.m, a.Attempt, -1, r.now()), nil, true
+			var res *race.Result
+			if r.account {
+				res = newResult(r.m, a.Attempt, -1, r.now())
+			}
+			return conn, res, nil, true
 		}
 	}
 	return nil, nil, nil, false
@@ -214,7 +238,7 @@ func (r *netpollRace) launch(ctx context.Context) {
 	if len(r.queued) == 1 && r.quiet() {
 		id := r.queued[0]
 		r.queued = r.queued[:0]
-		conn, err := r.dial(ctx, r.attempts[id].addr)
+		conn, err := dialAttempt(ctx, &r.dialer, r.p.Local, r.attempts[id].addr)
 		if err != nil && ctx.Err() != nil {
 			// The caller gave up while it connected: that is the
 			// cancel, not a failure of the attempt. The machine will
@@ -230,13 +254,18 @@ func (r *netpollRace) launch(ctx context.Context) {
 	if r.results == nil {
 		r.results = make(chan attemptOutcome, 4)
 	}
+	if r.shared == nil {
+		// The goroutines get a copy of their own, so that the race
+		// itself can stay on the caller's stack.
+		r.shared = &attemptDialer{r.dialer, r.p.Local}
+	}
 	for _, id := range r.queued {
 		actx, cancel := context.WithCancel(ctx)
 		r.attempts[id].cancel = cancel
 		r.live++
-		addr, results := r.attempts[id].addr, r.results
+		addr, results, ad := r.attempts[id].addr, r.results, r.shared
 		go func() {
-			conn, err := r.dial(actx, addr)
+			conn, err := dialAttempt(actx, &ad.d, ad.local, addr)
 			results <- attemptOutcome{id: id, conn: conn, err: err}
 		}()
 	}
@@ -257,24 +286,24 @@ func (r *netpollRace) quiet() bool {
 	return true
 }
 
-// dial makes one attempt with net.Dialer (which is safe for concurrent
-// use: the race's attempts share it) and reduces its error to what the
+// dialAttempt makes one attempt with net.Dialer (safe for concurrent
+// use: the race's attempts share one) and reduces its error to what the
 // other drivers report: the errno of the failed system call, or a
 // *race.BindError.
-func (r *netpollRace) dial(ctx context.Context, addr netip.AddrPort) (*net.TCPConn, error) {
-	c, err := r.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()).String())
+func dialAttempt(ctx context.Context, d *net.Dialer, local, addr netip.AddrPort) (*net.TCPConn, error) {
+	c, err := d.DialContext(ctx, "tcp", netip.AddrPortFrom(addr.Addr().Unmap(), addr.Port()).String())
 	if err != nil {
-		return nil, r.attemptError(err)
+		return nil, attemptError(err, local)
 	}
 	return c.(*net.TCPConn), nil
 }
 
-func (r *netpollRace) attemptError(err error) error {
+func attemptError(err error, local netip.AddrPort) error {
 	var se *os.SyscallError
 	if errors.As(err, &se) {
 		if errno, ok := se.Err.(syscall.Errno); ok {
 			if se.Syscall == "bind" {
-				return &race.BindError{Local: r.p.Local, Err: errno}
+				return &race.BindError{Local: local, Err: errno}
 			}
 			return errno
 		}
