@@ -43,6 +43,8 @@ static const char usage_text[] =
 	"      --nodelay                 TCP_NODELAY on the socket\n"
 	"      --keepalive MS            SO_KEEPALIVE with this idle time\n"
 	"      --blocking                return the socket in blocking mode\n"
+	"      --drive library|waiter    who plays the race: a library thread\n"
+	"                                (default) or this thread, inside hev2_wait\n"
 	"  -h, --help\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -241,6 +243,16 @@ static void cancel_current(void *data)
 	hev2_cancel(current);
 }
 
+/* wait_driving plays a waiter-driven race on this thread, in slices, and
+ * runs the jobs (a Ctrl-C's cancel) between them. */
+static int wait_driving(hev2_conn c)
+{
+	int rc;
+	while ((rc = hev2_wait(c, 20)) == HEV2_EAGAIN)
+		hev2_run_jobs();
+	return rc;
+}
+
 /* wait_done waits for the handle's fd, running jobs as they come. */
 static int wait_done(hev2_conn c)
 {
@@ -267,7 +279,7 @@ int main(int argc, char **argv)
 		O_JSON = 256, O_RESOLVE, O_RESOLVER, O_NAMESERVER, O_RESOLV_TIMEOUT,
 		O_CONNECT_TIMEOUT, O_OPEN_TIMEOUT, O_RESOLUTION_DELAY, O_ATTEMPT_DELAY,
 		O_FIRST_COUNT, O_FAMILY, O_LOCAL, O_LOCAL_PORT, O_NO_FAST_FALLBACK,
-		O_NODELAY, O_KEEPALIVE, O_BLOCKING,
+		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE,
 	};
 	static const struct option longopts[] = {
 		{"verbose", no_argument, NULL, 'v'},
@@ -289,6 +301,7 @@ int main(int argc, char **argv)
 		{"nodelay", no_argument, NULL, O_NODELAY},
 		{"keepalive", required_argument, NULL, O_KEEPALIVE},
 		{"blocking", no_argument, NULL, O_BLOCKING},
+		{"drive", required_argument, NULL, O_DRIVE},
 		{NULL, 0, NULL, 0},
 	};
 	hev2_options o;
@@ -335,6 +348,16 @@ int main(int argc, char **argv)
 		case O_NODELAY: o.nodelay = 1; break;
 		case O_KEEPALIVE: o.keepalive_ms = parse_int("--keepalive", optarg, 0, max_ms); break;
 		case O_BLOCKING: o.blocking = 1; break;
+		case O_DRIVE:
+			if (!strcmp(optarg, "library"))
+				o.drive = HEV2_DRIVE_LIBRARY;
+			else if (!strcmp(optarg, "waiter"))
+				o.drive = HEV2_DRIVE_WAITER;
+			else {
+				fprintf(stderr, "hev2-connect: --drive wants library or waiter, not %s\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		default:
 			fputs(usage_text, stderr);
 			return EXIT_USAGE;
@@ -373,7 +396,7 @@ int main(int argc, char **argv)
 		}
 		return EXIT_FAILED;
 	}
-	rc = wait_done(current);
+	rc = o.drive == HEV2_DRIVE_WAITER ? wait_driving(current) : wait_done(current);
 	hev2_result_info r = {.size = sizeof r};
 	if (rc == HEV2_OK)
 		rc = hev2_result(current, &r);

@@ -160,10 +160,13 @@ test-capi-install: capi
 # The shared scenario suite (real namespaces, DNS server, impaired links)
 # with hev2-connect --json as the client: the system resolver, the built-in
 # one reading the namespace's resolv.conf, and the built-in one given the
-# test DNS server by --nameserver (its IPv6 address). Root only.
+# test DNS server by --nameserver (its IPv6 address); then the system and the
+# built-in resolver with the race driven by the waiting thread. Root only.
 test-capi-scenarios: capi testbed-tools
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-capi-scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json"; \
+	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json --drive waiter"; \
+	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json --drive waiter --resolver builtin"; \
 	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin"; \
 	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin --nameserver [2001:db8::53]:53"
 
