@@ -11,8 +11,10 @@ import (
 )
 
 // The benchmarks connect and close on loopback, hev2 beside Go's
-// net.Dialer in the same run. `make bench-core` prints them, with syscalls
-// per connect counted by strace.
+// net.Dialer in the same run. `make bench-core` prints them, then the
+// interleaved DialContext comparison (internal/dialbench: the median of
+// per-round ratios, the figure to quote) and syscalls per connect counted
+// by strace.
 
 func benchListener(b *testing.B, network, addr string) int {
 	ln, err := net.Listen(network, addr)
@@ -66,6 +68,14 @@ func BenchmarkConnectLiteral(b *testing.B) {
 	b.Run("net.Dialer", func(b *testing.B) { benchDial(b, (&net.Dialer{}).DialContext, addr) })
 }
 
+// BenchmarkDialContextLiteral6: the same pair on ::1.
+func BenchmarkDialContextLiteral6(b *testing.B) {
+	port := benchListener(b, "tcp6", "[::1]:0")
+	addr := "[::1]:" + strconv.Itoa(port)
+	b.Run("hev2-DialContext", func(b *testing.B) { benchDial(b, (&Dialer{}).DialContext, addr) })
+	b.Run("net.Dialer", func(b *testing.B) { benchDial(b, (&net.Dialer{}).DialContext, addr) })
+}
+
 // BenchmarkConnectTwoAddressName: hev2 resolves a name to ::1 and
 // 127.0.0.1 through an in-memory resolver, sorts them by RFC 6724 and wins
 // on ::1. net.Dialer has no resolver hook that avoids the system's DNS, so
@@ -79,6 +89,9 @@ func BenchmarkConnectTwoAddressName(b *testing.B) {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	})
 	b.Run("hev2", func(b *testing.B) { benchConnect(b, &Dialer{Resolver: fake}, "dual.bench", port) })
+	b.Run("hev2-DialContext", func(b *testing.B) {
+		benchDial(b, (&Dialer{Resolver: fake}).DialContext, "dual.bench:"+strconv.Itoa(port))
+	})
 	b.Run("net.Dialer", func(b *testing.B) {
 		benchDial(b, (&net.Dialer{}).DialContext, "[::1]:"+strconv.Itoa(port))
 	})

@@ -10,8 +10,14 @@ test-core:
 	$(GO) test -race -count=1 $$($(GO) list ./core/... | grep -v /resolvertest)
 
 # bench-core: hev2 beside net.Dialer in one run (ns/op, B/op, allocs/op),
-# then syscalls per connect counted by strace over real processes.
+# DialContext vs net.Dialer interleaved (median per-round ratio, spread),
+# then syscalls per connect counted by strace over real processes
+# (Connect, then DialContext, each beside net.Dialer).
 bench-core:
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./core/
+	$(GO) build -o $(BUILD)/dialbench ./internal/dialbench
+	$(BUILD)/dialbench -rounds 21 -n 300
 	$(GO) build -o $(BUILD)/syscount ./internal/syscount
 	scripts/syscalls-per-connect.sh $(BUILD)/syscount 2000
+	@echo "--- DialContext (hev2 below) vs net.Dialer"
+	scripts/syscalls-per-connect.sh $(BUILD)/dialbench 2000

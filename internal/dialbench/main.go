@@ -1,0 +1,148 @@
+// Command dialbench compares core.Dialer.DialContext with net.Dialer's on a
+// loopback IP literal, interleaved in one process: rounds of A then B (the
+// order alternating from round to round), each a batch of connects, and
+// the median of the per-round ratios with their spread. `make bench-core`
+// runs it, then counts syscalls per connect with strace over its -mode
+// runs (scripts/syscalls-per-connect.sh).
+//
+//	dialbench [-rounds 15] [-n 400]       # interleaved comparison
+//	dialbench -serve                      # listens on 127.0.0.1, prints the port
+//	dialbench -mode hev2|net -n N -port P # N connects, for strace -c
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hev2/hev2/core"
+)
+
+func main() {
+	serve := flag.Bool("serve", false, "accept and close connections forever")
+	mode := flag.String("mode", "", "hev2 (core.Dialer.DialContext) or net (net.Dialer.DialContext): N connects, no timing")
+	n := flag.Int("n", 400, "connects per side per round (or in all, with -mode)")
+	rounds := flag.Int("rounds", 15, "interleaved rounds")
+	port := flag.Int("port", 0, "listener port on 127.0.0.1 (-mode)")
+	flag.Parse()
+	switch {
+	case *serve:
+		ln := listen()
+		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+		select {}
+	case *mode != "":
+		dial := dialer(*mode)
+		addr := "127.0.0.1:" + strconv.Itoa(*port)
+		for i := 0; i < *n; i++ {
+			run(dial, addr, 1)
+		}
+	default:
+		compare(*rounds, *n)
+	}
+}
+
+type dialFunc func(context.Context, string, string) (net.Conn, error)
+
+func dialer(mode string) dialFunc {
+	switch mode {
+	case "hev2":
+		return (&core.Dialer{}).DialContext
+	case "net":
+		return (&net.Dialer{}).DialContext
+	}
+	fail(fmt.Errorf("unknown mode %q", mode))
+	return nil
+}
+
+// listen accepts and closes connections on 127.0.0.1 until the process
+// ends.
+func listen() net.Listener {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		fail(err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				fail(err)
+			}
+			c.Close()
+		}
+	}()
+	return ln
+}
+
+// run makes n connects (each closed at once) and returns the time per
+// connect.
+func run(dial dialFunc, addr string, n int) time.Duration {
+	ctx := context.Background()
+	begin := time.Now()
+	for i := 0; i < n; i++ {
+		c, err := dial(ctx, "tcp", addr)
+		if err != nil {
+			fail(err)
+		}
+		c.Close()
+	}
+	return time.Since(begin) / time.Duration(n)
+}
+
+func compare(rounds, n int) {
+	ln := listen()
+	addr := ln.Addr().String()
+	hev2, std := dialer("hev2"), dialer("net")
+	fmt.Printf("DialContext to a loopback IP literal (%s), hev2 core.Dialer vs net.Dialer: %d interleaved rounds of %d connects each\n", addr, rounds, n)
+	fmt.Printf("before: %s\n", sockstat())
+	// Warm both paths (runtime poller, allocator, port range) before timing.
+	run(hev2, addr, n/4+1)
+	run(std, addr, n/4+1)
+	var ratios []float64
+	var hs, ns []time.Duration
+	for r := 0; r < rounds; r++ {
+		var h, g time.Duration
+		if r%2 == 0 {
+			h = run(hev2, addr, n)
+			g = run(std, addr, n)
+		} else {
+			g = run(std, addr, n)
+			h = run(hev2, addr, n)
+		}
+		hs, ns = append(hs, h), append(ns, g)
+		ratios = append(ratios, float64(h)/float64(g))
+	}
+	sort.Float64s(ratios)
+	sort.Slice(hs, func(i, j int) bool { return hs[i] < hs[j] })
+	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
+	q := func(p float64) float64 { return ratios[int(p*float64(len(ratios)-1)+0.5)] }
+	fmt.Printf("per connect (median of rounds): hev2 DialContext %v, net.Dialer %v\n", hs[len(hs)/2].Round(10*time.Nanosecond), ns[len(ns)/2].Round(10*time.Nanosecond))
+	fmt.Printf("ratio hev2/net.Dialer: median %.3fx, quartiles %.3f-%.3f, range %.3f-%.3f (goal <= 1.05x)\n",
+		q(0.5), q(0.25), q(0.75), ratios[0], ratios[len(ratios)-1])
+	fmt.Printf("after: %s\n", sockstat())
+}
+
+// sockstat is the kernel's TCP socket summary: many TIME_WAIT sockets make
+// every loopback connect slower, so the figures are printed beside it.
+func sockstat() string {
+	b, err := os.ReadFile("/proc/net/sockstat")
+	if err != nil {
+		return "(no /proc/net/sockstat)"
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(line, "TCP:") {
+			return line
+		}
+	}
+	return "(no TCP line)"
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "dialbench:", err)
+	os.Exit(1)
+}
