@@ -1,7 +1,11 @@
 # frozen_string_literal: true
 
-# make bench-ruby: Hev2.tcp beside Socket.tcp in the same Ruby process.
-#  1. loopback, IP literal (time per connection, objects allocated per call);
+# make bench-ruby: Hev2.tcp beside TCPSocket.new and Socket.tcp in the same
+# Ruby process.
+#  1. loopback, IP literal (time per connection, objects allocated per call):
+#     Hev2.tcp on the caller's thread (the C extension Hev2::NoGVL, when
+#     built) and on the eventfd path (the race on a library thread, as
+#     without the extension or under a Fiber scheduler);
 #  2. a name with both families whose IPv6 address drops SYNs, resolved by
 #     both from the same hosts file inside a test namespace (root only; see
 #     bench/dual_name.rb).
@@ -11,7 +15,10 @@ require "hev2"
 require_relative "measure"
 require_relative "../test/netns"
 
-puts "ruby #{RUBY_VERSION} (#{RbConfig.ruby}), libhev2 #{Hev2.library[:version]}"
+puts "ruby #{RUBY_VERSION} (#{RbConfig.ruby}), libhev2 #{Hev2.library[:version]}, " \
+     "C extension #{Hev2::NoGVL.available? ? "loaded" : "NOT loaded (Hev2.tcp on the eventfd path)"}"
+tw = `ss -s 2>/dev/null`[/timewait (\d+)/, 1]
+puts "TIME_WAIT sockets before: #{tw || "?"}"
 Hev2.init
 
 # A server in another process, so its allocations are not counted here.
@@ -41,20 +48,29 @@ library_alone = lambda do
 end
 
 begin
-  results = Measure.compare(
-    rounds: 7, per_round: 300,
+  caller_thread = Hev2::Connector.caller_thread
+  eventfd_path = lambda do
+    Hev2::Connector.caller_thread = false
+    Hev2.tcp("127.0.0.1", port, &:close)
+  ensure
+    Hev2::Connector.caller_thread = caller_thread
+  end
+  rows = {
     "Hev2.tcp(\"127.0.0.1\")": -> { Hev2.tcp("127.0.0.1", port, &:close) },
+    "TCPSocket.new(\"127.0.0.1\")": -> { TCPSocket.new("127.0.0.1", port).close },
     "Socket.tcp(\"127.0.0.1\")": -> { Socket.tcp("127.0.0.1", port, &:close) },
-    "(Hev2.tcp, eventfd wait only)": lambda do
-      Hev2::Connector.quick_wait_ms = 0 # as under a Fiber scheduler
-      Hev2.tcp("127.0.0.1", port, &:close)
-    ensure
-      Hev2::Connector.quick_wait_ms = 1
-    end,
-    "(libhev2 alone, waiting in C)": library_alone,
-  )
+  }
+  rows[:"(Hev2.tcp, eventfd path)"] = eventfd_path if caller_thread
+  rows[:"(libhev2 alone, waiting in C)"] = library_alone
+  results = Measure.compare(rounds: 7, per_round: 300, **rows)
   Measure.report("loopback, IP literal (median of 7 rounds x 300)", results,
-                 base: :"Hev2.tcp(\"127.0.0.1\")", other: :"Socket.tcp(\"127.0.0.1\")")
+                 base: :"Hev2.tcp(\"127.0.0.1\")", other: :"TCPSocket.new(\"127.0.0.1\")")
+  [:"Socket.tcp(\"127.0.0.1\")", :"(Hev2.tcp, eventfd path)"].each do |other|
+    next unless results.key?(other)
+
+    printf("  ratio Hev2.tcp / %s: time %.2fx (rounds %.2f..%.2f)\n", other,
+           *Measure.ratio(results, :"Hev2.tcp(\"127.0.0.1\")", other))
+  end
 ensure
   Process.kill(:TERM, server)
   Process.wait(server)

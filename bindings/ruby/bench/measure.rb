@@ -9,14 +9,16 @@ module Measure
   end
 
   # Runs each labelled block `rounds` times `per_round` calls, interleaving
-  # the labels so that machine noise hits both alike. Returns
-  # { label => [median seconds per call, objects allocated per call] }.
+  # the labels (their order rotated each round) so that machine noise hits
+  # all alike. Returns { label => [median seconds per call, objects
+  # allocated per call, seconds per call of each round] }.
   def compare(rounds:, per_round:, **blocks)
     times = Hash.new { |h, k| h[k] = [] }
     allocs = Hash.new(0)
     blocks.each_value { |b| 3.times { b.call } } # warm up
-    rounds.times do
-      blocks.each do |label, b|
+    order = blocks.to_a
+    rounds.times do |round|
+      order.rotate(round).each do |label, b|
         GC.start
         a = GC.stat(:total_allocated_objects)
         t = now
@@ -27,17 +29,25 @@ module Measure
     end
     blocks.keys.to_h do |label|
       sorted = times[label].sort
-      [label, [sorted[sorted.size / 2], allocs[label].fdiv(rounds * per_round)]]
+      [label, [sorted[sorted.size / 2], allocs[label].fdiv(rounds * per_round), times[label]]]
     end
   end
 
   def report(title, results, base:, other:)
-    b_t, b_a = results.fetch(base)
-    o_t, o_a = results.fetch(other)
+    _, b_a = results.fetch(base)
+    _, o_a = results.fetch(other)
     puts title
     results.each do |label, (t, a)|
       printf("  %-34s %9.1f us/connection %7.1f objects/call\n", label, t * 1e6, a)
     end
-    printf("  ratio %s / %s: time %.2fx, objects %.2fx\n", base, other, b_t / o_t, b_a / o_a)
+    med, lo, hi = ratio(results, base, other)
+    printf("  ratio %s / %s: time %.2fx (per-round median; rounds %.2f..%.2f), objects %.2fx\n",
+           base, other, med, lo, hi, b_a / o_a)
+  end
+
+  # The median of the per-round time ratios base/other, and their range.
+  def ratio(results, base, other)
+    r = results.fetch(base)[2].zip(results.fetch(other)[2]).map { |b, o| b / o }.sort
+    [r[r.size / 2], r.first, r.last]
   end
 end
