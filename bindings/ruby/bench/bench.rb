@@ -37,8 +37,8 @@ port = Integer(server_r.gets)
 # interruptible) + hev2_result, to tell the engine's time from the gem's.
 scratch = Hev2::Scratch.new
 f = Hev2::Native::F
-library_alone = lambda do
-  f[:hev2_connect_len].call(Fiddle::Pointer["127.0.0.1"].to_i, 9, scratch.port_string(port), 0, scratch.address)
+library_alone = lambda do |options = 0|
+  f[:hev2_connect_len].call(Fiddle::Pointer["127.0.0.1"].to_i, 9, scratch.port_string(port), options, scratch.address)
   conn = scratch.u64(Hev2::Scratch::OUT)
   f[:hev2_wait].call(conn, -1)
   f[:hev2_result].call(conn, scratch.address + Hev2::Scratch::RESULT)
@@ -62,10 +62,13 @@ begin
   }
   rows[:"(Hev2.tcp, eventfd path)"] = eventfd_path if caller_thread
   rows[:"(libhev2 alone, waiting in C)"] = library_alone
+  # The same with the race on the waiting thread (HEV2_DRIVE_WAITER): the
+  # floor of Hev2.tcp's caller-thread path.
+  rows[:"(libhev2 alone, waiter-driven)"] = -> { library_alone.call(Hev2::Connector::WAITER_OPTIONS) }
   results = Measure.compare(rounds: 7, per_round: 300, **rows)
   Measure.report("loopback, IP literal (median of 7 rounds x 300)", results,
                  base: :"Hev2.tcp(\"127.0.0.1\")", other: :"TCPSocket.new(\"127.0.0.1\")")
-  [:"Socket.tcp(\"127.0.0.1\")", :"(Hev2.tcp, eventfd path)"].each do |other|
+  [:"Socket.tcp(\"127.0.0.1\")", :"(Hev2.tcp, eventfd path)", :"(libhev2 alone, waiter-driven)"].each do |other|
     next unless results.key?(other)
 
     printf("  ratio Hev2.tcp / %s: time %.2fx (rounds %.2f..%.2f)\n", other,
