@@ -7,9 +7,6 @@ import "C"
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -67,9 +64,15 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 			c.cancel = func() { r.Cancel(context.Canceled) }
 		}
 	} else {
-		ctx, cancel := context.WithCancel(context.Background())
-		c.cancel = cancel
-		go c.run(ctx)
+		// No goroutine per handle: the race is stepped by the shared
+		// poller, its timers and its lookups' answers (core.Pending).
+		p, err := co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
+		if err != nil {
+			startErr = err
+			c.cancel = func() {}
+		} else {
+			c.cancel = func() { p.Cancel(context.Canceled) }
+		}
 	}
 	created.Add(1)
 	insert(c)
@@ -78,7 +81,9 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	close(c.published)
 	if startErr != nil {
 		c.publish(nil, startErr)
-		go c.notify()
+		if c.notifies() {
+			queueNotify(c)
+		}
 	}
 	return C.HEV2_OK
 }
@@ -119,13 +124,15 @@ func (c *conn) record(ev core.TraceEvent) {
 	c.mu.Unlock()
 }
 
-// run races the connection on a library goroutine, publishes the outcome,
-// then notifies.
-func (c *conn) run(ctx context.Context) {
-	res, err := c.connect(ctx)
-	c.cancel()
+// asyncDone is a library-driven race's end, on the goroutine that decided
+// it (often the shared poller's): the outcome is published there, and the
+// callback and job run on a goroutine of their own, so that a slow
+// callback never holds up other races.
+func (c *conn) asyncDone(res *core.Result, err error) {
 	c.publish(res, err)
-	c.notify()
+	if c.notifies() {
+		queueNotify(c)
+	}
 }
 
 // raceDone is a waiter-driven race's end, on the thread that decided it
@@ -134,8 +141,8 @@ func (c *conn) run(ctx context.Context) {
 // caller's stack.
 func (c *conn) raceDone() {
 	c.publish(c.race.Result())
-	if c.opts.doneFn != 0 || c.opts.job != 0 {
-		go c.notify()
+	if c.notifies() {
+		queueNotify(c)
 	}
 }
 
@@ -162,11 +169,19 @@ func (c *conn) publish(res *core.Result, err error) {
 		C.hev2c_eventfd_signal(C.int(c.efd))
 	}
 	c.mu.Unlock()
-	running.Add(-1)
+	if !c.notifies() {
+		running.Add(-1)
+	}
 }
 
+// notifies reports whether the handle has a callback or a job: it then
+// counts as running until they have fired, so that a host that waits for
+// handles_running to drain also waits for its callbacks.
+func (c *conn) notifies() bool { return c.opts.doneFn != 0 || c.opts.job != 0 }
+
 // notify fires the completion callback and the job, once the caller holds
-// the handle's id.
+// the handle's id, on a goroutine of its own (never the caller's stack,
+// never the poller's).
 func (c *conn) notify() {
 	<-c.published
 	if c.opts.doneFn != 0 {
@@ -176,19 +191,7 @@ func (c *conn) notify() {
 	if c.opts.job != 0 {
 		C.hev2_job_trigger(c.opts.job)
 	}
-}
-
-// connect runs core's race; a panic in it (a bug) becomes the handle's
-// outcome, HEV2_EINTERNAL, instead of killing the host process from this
-// goroutine, where no export's guard can catch it.
-func (c *conn) connect(ctx context.Context) (res *core.Result, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			fmt.Fprintf(os.Stderr, "hev2: internal error (please report): %v\n%s", p, debug.Stack())
-			res, err = nil, fail(statusInternal, "internal error: %v", p)
-		}
-	}()
-	return c.opts.dialer.Connect(ctx, c.host, c.port)
+	running.Add(-1)
 }
 
 func elapsedOf(err error, fallback time.Duration) time.Duration {

@@ -53,8 +53,9 @@ type Dialer struct {
 	// otherwise). Only Connect honours it; DialContext needs non-blocking.
 	BlockingFD bool
 
-	// Trace, when set, receives every step of the race. It is called on the
-	// connection's own goroutine and must not block.
+	// Trace, when set, receives every step of the race, one at a time, on
+	// whichever goroutine steps the race (the caller's, the shared poller's,
+	// a timer's or a resolver's), so it must not block.
 	Trace func(TraceEvent)
 }
 

@@ -48,3 +48,26 @@ func (r *Race) Cancel(cause error) { r.r.Cancel(cause) }
 // Result is the outcome once Done: the winner (its fd is the caller's), or
 // the *Error that explains the failure.
 func (r *Race) Result() (*Result, error) { return r.r.Outcome() }
+
+// Pending is a race started by ConnectAsync.
+type Pending struct {
+	r *netio.Evented
+}
+
+// ConnectAsync validates its inputs like Connect, then starts a race that
+// holds no goroutine while it waits: it is stepped by the shared poller
+// when a socket is ready, by a timer, by the resolver's answers or by
+// Cancel. onDone is called exactly once with the outcome, on whichever
+// goroutine decided it (possibly inside ConnectAsync or Cancel); it must
+// not block, since that may be the poller every race shares.
+func (d *Dialer) ConnectAsync(host string, port uint16, onDone func(*Result, error)) (*Pending, error) {
+	cfg, err := d.raceConfig(host, port)
+	if err != nil {
+		return nil, err
+	}
+	return &Pending{netio.StartEvented(cfg, d.params(), onDone)}, nil
+}
+
+// Cancel ends the race with cause unless it is decided already; any
+// goroutine, any moment, idempotent.
+func (p *Pending) Cancel(cause error) { p.r.Cancel(cause) }

@@ -488,7 +488,8 @@ typedef struct hev2_stats_info {
 	size_t size;
 	uint64_t handles_created;  /* since load */
 	uint64_t handles_live;     /* not yet released */
-	uint64_t handles_running;  /* not yet done */
+	uint64_t handles_running;  /* not yet done, or done with its callback
+	                              or job not yet fired */
 	uint64_t max_handles;      /* the cap on handles_running */
 	uint64_t over_capacity;    /* hev2_connect calls refused with ECAPACITY */
 	uint64_t callbacks_fired;

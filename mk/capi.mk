@@ -173,7 +173,7 @@ test-capi-scenarios: capi testbed-tools
 SCENARIO_CLIENTS += --client "hev2-c=$(CURDIR)/$(BUILD)/hev2-connect --json"
 
 # ---- bench-capi -----------------------------------------------------------------
-CAPI_BENCH_BINS := $(BUILD)/tests/c/bench_connect $(BUILD)/tests/c/bench_dlopen
+CAPI_BENCH_BINS := $(BUILD)/tests/c/bench_connect $(BUILD)/tests/c/bench_dlopen $(BUILD)/tests/c/bench_pending
 
 $(BUILD)/tests/c/bench_dlopen: tests/c/bench_dlopen.c $(CAPI_TEST_DEPS)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,23 @@
+package netio
+
+import (
+	"context"
+	"net/netip"
+
+	"github.com/hev2/hev2/core/internal/race"
+)
+
+// Resolver is what a driver asks of a resolver; core.Resolver is the same
+// interface.
+type Resolver interface {
+	LookupFamily(ctx context.Context, host string, family race.Family) ([]netip.Addr, error)
+}
+
+// Params are a connection's inputs besides the machine's configuration.
+type Params struct {
+	Resolver Resolver
+	// Local is bound before connecting when its address is valid or its
+	// port is not 0.
+	Local  netip.AddrPort
+	Socket SocketOptions
+}

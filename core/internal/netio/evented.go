@@ -1,0 +1,290 @@
+package netio
+
+import (
+	"context"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/hev2/hev2/core/internal/race"
+	"github.com/hev2/hev2/core/internal/resolve"
+)
+
+// Evented is a race with no thread and no goroutine of its own: it is
+// stepped by whoever brings it news, under its lock. The shared poller's
+// goroutine steps it when an attempt's socket is ready (reading SO_ERROR
+// right there, no hand-off), a timer's goroutine when a deadline passes,
+// the resolver's delivery when an answer comes, and the caller of Cancel.
+// A pending race therefore costs memory only (no goroutine stack), and a
+// connect's outcome reaches onDone without a hop between threads.
+type Evented struct {
+	mu      sync.Mutex
+	p       *Params
+	m       *race.Machine
+	host    string
+	start   time.Time
+	fds     []int    // per attempt; -1 once closed or handed over
+	tokens  []uint64 // per attempt's poller registration, 0 if none
+	lookups [2]func()
+	timer   *time.Timer
+	pending []race.Event
+	sources sourceCache
+	done    bool
+	onDone  func(*race.Result, error)
+}
+
+// StartEvented begins a race: its first actions are performed before it
+// returns. onDone is called exactly once with the outcome, on the goroutine
+// that decided it (possibly inside StartEvented or Cancel), outside the
+// race's lock; it must not block for long, since that goroutine may be the
+// poller that serves every race.
+func StartEvented(cfg race.MachineConfig, p *Params, onDone func(*race.Result, error)) *Evented {
+	r := &Evented{p: p, host: cfg.Host, start: time.Now(), onDone: onDone}
+	cfg.Sort = r.sources.sortRFC6724
+	r.m = race.NewMachine(cfg)
+	r.mu.Lock()
+	r.settle(r.m.Start(0))
+	return r
+}
+
+// Dial plays one race to its end and waits for it on the calling
+// goroutine; ctx cancels it.
+func Dial(ctx context.Context, cfg race.MachineConfig, p *Params) (*race.Result, error) {
+	type outcome struct {
+		res *race.Result
+		err error
+	}
+	ch := make(chan outcome, 1)
+	r := StartEvented(cfg, p, func(res *race.Result, err error) { ch <- outcome{res, err} })
+	select {
+	case o := <-ch:
+		return o.res, o.err
+	case <-ctx.Done():
+		r.Cancel(context.Cause(ctx))
+		o := <-ch // decided by now: Cancel steps the race itself
+		return o.res, o.err
+	}
+}
+
+// Cancel ends the race with cause unless it is decided already.
+func (r *Evented) Cancel(cause error) {
+	r.step(race.Event{Kind: race.EventCancel, Err: cause})
+}
+
+func (r *Evented) now() time.Duration { return time.Since(r.start) }
+
+// step feeds one event in, from any goroutine.
+func (r *Evented) step(ev race.Event) {
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return
+	}
+	r.pending = append(r.pending, ev)
+	r.settle(nil)
+}
+
+// settle performs acts, then steps the machine with what performing them
+// produced until nothing is left; it is entered with r.mu held and leaves
+// it unlocked, calling onDone if the race was decided.
+func (r *Evented) settle(acts []race.Action) {
+	res, err, finished := r.play(acts)
+	if finished {
+		r.done = true
+		r.release()
+	}
+	r.mu.Unlock()
+	if finished {
+		r.onDone(res, err)
+	}
+}
+
+// play runs the machine until it waits for news. A panic (a bug) ends the
+// race with an InternalError instead of killing the host from a goroutine
+// that no caller's recover can reach.
+func (r *Evented) play(acts []race.Action) (res *race.Result, err error, finished bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			res, err, finished = nil, newInternalError(p), true
+		}
+	}()
+	for {
+		if res, err, finished = r.perform(acts); finished || len(r.pending) == 0 {
+			return res, err, finished
+		}
+		batch := r.pending
+		r.pending = nil
+		acts = r.m.Step(r.now(), batch...)
+	}
+}
+
+func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
+	for _, a := range acts {
+		switch a.Kind {
+		case race.ActionStartLookup:
+			r.startLookup(a.Family)
+		case race.ActionCancelLookup:
+			if cancel := r.lookups[race.FamilyIndex(a.Family)]; cancel != nil {
+				cancel()
+			}
+		case race.ActionStartAttempt:
+			r.startAttempt(a.Attempt, a.Addr)
+		case race.ActionCloseAttempt:
+			r.closeAttempt(a.Attempt)
+		case race.ActionArmTimer:
+			r.armTimer(a.At)
+		case race.ActionDone:
+			if a.Err != nil {
+				return nil, a.Err, true
+			}
+			res, err := r.handOver(a.Attempt)
+			return res, err, true
+		}
+	}
+	return nil, nil, false
+}
+
+func (r *Evented) startLookup(f race.Family) {
+	if sys, ok := r.p.Resolver.(*resolve.SystemResolver); ok {
+		// No goroutine per lookup: the resolver's delivery steps the race.
+		// An answer known at once (a literal, a skipped family) comes
+		// inside the call, while this race's lock is held: it is queued
+		// instead of stepped.
+		var call struct {
+			sync.Mutex
+			inside bool
+			early  []race.Event
+		}
+		call.inside = true
+		cancel := sys.LookupFamilyAsync(r.host, f, nil, func(addrs []netip.Addr, err error) {
+			ev := race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err}
+			call.Lock()
+			if call.inside {
+				call.early = append(call.early, ev)
+				call.Unlock()
+				return
+			}
+			call.Unlock()
+			r.step(ev)
+		})
+		call.Lock()
+		call.inside = false
+		r.pending = append(r.pending, call.early...)
+		call.Unlock()
+		r.lookups[race.FamilyIndex(f)] = cancel
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.lookups[race.FamilyIndex(f)] = cancel
+	res, host := r.p.Resolver, r.host
+	go func() {
+		addrs, err := res.LookupFamily(ctx, host, f)
+		r.step(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+	}()
+}
+
+func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
+	for len(r.fds) <= id {
+		r.fds = append(r.fds, -1)
+		r.tokens = append(r.tokens, 0)
+	}
+	fd, connected, err := startConnect(addr, r.p.Local)
+	if err != nil {
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
+		return
+	}
+	r.fds[id] = fd
+	if connected {
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id})
+		return
+	}
+	token, err := sharedPoller.register(fd, func() { r.ready(id) })
+	if err != nil {
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
+		return
+	}
+	r.tokens[id] = token
+}
+
+// ready runs on the poller's goroutine: attempt id's connect has finished.
+// Its registration is one-shot and already gone from the poller.
+func (r *Evented) ready(id int) {
+	r.mu.Lock()
+	if r.done || r.fds[id] < 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.tokens[id] = 0
+	r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: connectResult(r.fds[id])})
+	r.settle(nil)
+}
+
+func (r *Evented) closeAttempt(id int) {
+	if id >= len(r.fds) || r.fds[id] < 0 {
+		return
+	}
+	if r.tokens[id] != 0 {
+		sharedPoller.forget(r.tokens[id])
+		r.tokens[id] = 0
+	}
+	closeFD(r.fds[id])
+	r.fds[id] = -1
+}
+
+func (r *Evented) armTimer(at time.Duration) {
+	if at < 0 {
+		if r.timer != nil {
+			r.timer.Stop()
+		}
+		return
+	}
+	d := max(at-r.now(), 0)
+	if r.timer == nil {
+		r.timer = time.AfterFunc(d, r.timerFired)
+	} else {
+		r.timer.Reset(d)
+	}
+}
+
+// timerFired steps the race at "now": the machine looks at its deadlines.
+func (r *Evented) timerFired() {
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return
+	}
+	acts := r.m.Step(r.now())
+	r.settle(acts)
+}
+
+// handOver gives the winner to the caller: from here on hev2 never touches
+// the fd again.
+func (r *Evented) handOver(id int) (*race.Result, error) {
+	fd := r.fds[id]
+	if r.tokens[id] != 0 {
+		sharedPoller.forget(r.tokens[id])
+		r.tokens[id] = 0
+	}
+	r.fds[id] = -1
+	if err := applySocketOptions(fd, &r.p.Socket); err != nil {
+		closeFD(fd)
+		return nil, err
+	}
+	return newResult(r.m, id, fd, r.now()), nil
+}
+
+// release drops whatever the decided race still holds; the machine has
+// already asked for all of it, so this is a safety net.
+func (r *Evented) release() {
+	for id := range r.fds {
+		r.closeAttempt(id)
+	}
+	for _, cancel := range r.lookups {
+		if cancel != nil {
+			cancel()
+		}
+	}
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+}

@@ -1,0 +1,138 @@
+/* Many pending handles: what each costs while it waits, and what cancel +
+ * release cost. N handles (default 10,000) connect to a loopback listener
+ * that drops SYNs, so each stays pending; completion is a callback (no
+ * hev2_fd: that would add an eventfd per handle). Printed: the process's
+ * RSS and threads before and with every handle pending, per handle; then
+ * the CPU time of hev2_cancel + hev2_release per handle (callbacks
+ * included), for both drives.
+ *
+ *   bench_pending [N] */
+#define _GNU_SOURCE
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hev2.h"
+#include "util.h"
+
+static atomic_int fired;
+
+static void on_done(hev2_conn c, int status, void *data)
+{
+	(void)c;
+	(void)status;
+	(void)data;
+	atomic_fetch_add(&fired, 1);
+}
+
+static long rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+static double cpu_us(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static void run(const char *name, int drive, int n, const char *port)
+{
+	hev2_conn *cs = calloc((size_t)n, sizeof *cs);
+	hev2_options o;
+	hev2_options_init(&o);
+	o.on_done = on_done;
+	o.drive = drive;
+	atomic_store(&fired, 0);
+	long rss0 = rss_kib();
+	int threads0 = count_threads();
+	for (int i = 0; i < n; i++) {
+		if (hev2_connect("127.0.0.1", port, &o, &cs[i]) != HEV2_OK) {
+			fprintf(stderr, "connect %d: %s\n", i, hev2_last_error());
+			exit(1);
+		}
+	}
+	usleep(200 * 1000); /* let every SYN leave and every handle settle */
+	long rss1 = rss_kib();
+	int threads1 = count_threads();
+	hev2_stats_info st = {.size = sizeof st};
+	hev2_stats(&st);
+	double t0 = cpu_us();
+	for (int i = 0; i < n; i++) {
+		hev2_cancel(cs[i]);
+		hev2_release(cs[i]);
+	}
+	while (atomic_load(&fired) < n)
+		usleep(1000);
+	double t1 = cpu_us();
+	printf("  %-16s %6d pending: RSS %+7ld KiB (%5.2f KiB each), threads %d -> %d, running %llu; "
+	       "cancel+release %5.1f us CPU each\n",
+	       name, n, rss1 - rss0, (double)(rss1 - rss0) / n, threads0, threads1,
+	       (unsigned long long)st.handles_running, (t1 - t0) / n);
+	free(cs);
+}
+
+/* The floor: plain C opening n connecting sockets, then closing them. */
+static void plain(int n, int port)
+{
+	int *fds = calloc((size_t)n, sizeof *fds);
+	struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+	                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	for (int i = 0; i < n; i++) {
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		connect(fds[i], (struct sockaddr *)&to, sizeof to);
+	}
+	usleep(200 * 1000);
+	double t0 = cpu_us();
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	double t1 = cpu_us();
+	printf("  %-16s %6d pending: close %5.1f us CPU each (the kernel's part of any cancel)\n", "plain C", n,
+	       (t1 - t0) / n);
+	free(fds);
+}
+
+int main(int argc, char **argv)
+{
+	int n = argc > 1 ? atoi(argv[1]) : 10000;
+	struct rlimit rl;
+	getrlimit(RLIMIT_NOFILE, &rl);
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+	if ((rlim_t)n + 100 > rl.rlim_cur) {
+		fprintf(stderr, "bench_pending: %d handles need more fds than RLIMIT_NOFILE %llu\n", n,
+		        (unsigned long long)rl.rlim_cur);
+		return 1;
+	}
+	hev2_set_max_handles(n + 10);
+	struct blackhole bh;
+	if (blackhole_start(&bh, AF_INET, 0) != 0) {
+		perror("blackhole");
+		return 1;
+	}
+	char port[16];
+	snprintf(port, sizeof port, "%d", bh.port);
+	hev2_init();
+	run("warm-up", HEV2_DRIVE_LIBRARY, 200, port);
+	printf("pending handles (a SYN-dropping loopback listener), callbacks for completion\n");
+	plain(n, bh.port);
+	run("library-driven", HEV2_DRIVE_LIBRARY, n, port);
+	run("waiter-driven", HEV2_DRIVE_WAITER, n, port);
+	blackhole_stop(&bh);
+	return 0;
+}
