@@ -76,17 +76,21 @@ def test_an_exception_from_another_thread_cancels_the_wait_and_leaves_no_fd():
             except Stop:
                 caught.append("stopped")
 
+        base = running()
         t = threading.Thread(target=worker)
         t.start()
-        # The attempt is pending in the worker's hev2_wait.
-        wait_until(lambda: running() == 1, "the connection runs")
-        n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(Stop))
+        try:
+            # The attempt is pending in the worker's hev2_wait.
+            wait_until(lambda: running() > base, f"the connection runs ({hev2.stats()})")
+        finally:
+            # Even if the wait failed: the worker must not block forever.
+            n = ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(t.ident), ctypes.py_object(Stop))
         assert n == 1
         t.join(30)
         assert not t.is_alive() and caught == ["stopped"]
         # Released on the worker's own thread, in its finally: nothing is
         # left to close later.
-        assert running() == 0 and hev2.stats()["handles_live"] == 0
+        assert running() == base and hev2.stats()["handles_live"] == 0, hev2.stats()
         assert fd_count() == before
 
 
