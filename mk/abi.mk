@@ -15,12 +15,12 @@ DEB_PACKAGES += gcc libc6-dev python3
 .PHONY: abi-generate abi-check
 
 # Writes the generated files from include/hev2.h.
-abi-generate:
+abi-generate: ## rewrite the bindings' ABI mirrors and capi/abi_check.go from include/hev2.h
 	$(ABIGEN) $(ABIGEN_FLAGS)
 
 # Fails when a checked-in generated file differs from what include/hev2.h
 # gives now (run in CI through TEST_TARGETS); the generator's own tests
 # (members and constants appended to a copy of the header) first.
-abi-check:
+abi-check: ## the generator's tests, then fail if a generated ABI file is stale
 	$(GO) test -count=1 ./internal/abigen
 	$(ABIGEN) $(ABIGEN_FLAGS) -check

@@ -17,12 +17,12 @@ DEB_PACKAGES  += gcc g++ libc6-dev libasan8 libubsan1 make strace iproute2 binut
 
 CAPI_EXAMPLES := $(BUILD)/examples/simple_connect $(BUILD)/examples/event_loop
 
-capi: capi-lib $(BUILD)/hev2-connect $(BUILD)/hev2.pc $(CAPI_EXAMPLES)
+capi: capi-lib $(BUILD)/hev2-connect $(BUILD)/hev2.pc $(CAPI_EXAMPLES) ## libhev2.so, hev2-connect, hev2.pc and the C examples
 
 # go build decides itself whether anything changed (its cache makes a no-op
 # build fast); the library file is only replaced when the output differs, so
 # what links against it is not rebuilt for nothing.
-capi-lib:
+capi-lib: ## libhev2.so only (go build -buildmode=c-shared)
 	@mkdir -p $(BUILD)
 	$(GO) build -buildmode=c-shared -trimpath \
 	  -ldflags "-s -extldflags \"-Wl,-soname,libhev2.so.$(CAPI_SOVERSION) -Wl,--version-script=$(CURDIR)/capi/hev2.map\"" \
@@ -42,7 +42,7 @@ $(BUILD)/hev2.pc: hev2.pc.in
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CAPI_VERSION)|g' $< > $@
 
 # make install PREFIX=/opt/hev2 [DESTDIR=/tmp/stage]
-install: capi
+install: capi ## install library, header, pkg-config file and hev2-connect (PREFIX, DESTDIR)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(CAPI_LIB) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libhev2.so.$(CAPI_VERSION) $(DESTDIR)$(PREFIX)/lib/libhev2.so.$(CAPI_SOVERSION)
@@ -62,7 +62,7 @@ $(BUILD)/examples/%: examples/c/%.c include/hev2.h $(CAPI_LIB)
 	$(CC) $(CAPI_CFLAGS) -o $@ $< -L$(BUILD) -lhev2 -Wl,-rpath,'$$ORIGIN/..'
 
 # demo-capi: the fallback timeline on loopback (make demo runs it).
-demo-capi: capi $(BUILD)/hev2-demo-listeners
+demo-capi: capi $(BUILD)/hev2-demo-listeners ## the demo: hev2-connect -v racing ::1 (SYNs dropped) against 127.0.0.1
 	@examples/c/demo.sh $(BUILD)
 
 # ---- the C test suite (tests/c) ---------------------------------------------
@@ -98,7 +98,7 @@ CAPI_SAN_FLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=undefined 
 CAPI_SAN_ENV    := ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 CAPI_ASAN_BINS  := $(addprefix $(CAPI_ASAN_DIR)/tests/c/,$(CAPI_TESTS))
 
-capi-asan-lib:
+capi-asan-lib: ## libhev2.so built with go build -asan (for test-capi-asan)
 	@mkdir -p $(CAPI_ASAN_DIR)
 	$(GO) build -asan -buildmode=c-shared -trimpath \
 	  -ldflags "-extldflags \"-Wl,-soname,libhev2.so.$(CAPI_SOVERSION) -Wl,--version-script=$(CURDIR)/capi/hev2.map\"" \
@@ -116,7 +116,7 @@ $(addprefix $(CAPI_ASAN_DIR)/tests/c/,$(CAPI_DLOPEN_TESTS)): $(CAPI_ASAN_DIR)/te
 	$(CC) $(CAPI_CFLAGS) $(CAPI_SAN_FLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
 # ---- test-capi ----------------------------------------------------------------
-test-capi: test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios
+test-capi: test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios ## every C test: header, plain, asan, cli, install, scenarios
 
 # run_capi_tests DIR LIB: every test program of DIR, the dlopen ones given LIB.
 define run_capi_tests
@@ -126,15 +126,15 @@ define run_capi_tests
 	done
 endef
 
-test-capi-plain: capi $(CAPI_TEST_BINS)
+test-capi-plain: capi $(CAPI_TEST_BINS) ## the C test programs of tests/c against libhev2.so
 	$(call run_capi_tests,$(BUILD),$(CURDIR)/$(BUILD)/libhev2.so)
 
-test-capi-asan: $(CAPI_ASAN_BINS)
+test-capi-asan: $(CAPI_ASAN_BINS) ## the C test programs under AddressSanitizer + UBSan (library too)
 	$(call run_capi_tests,$(CAPI_ASAN_DIR),$(CURDIR)/$(CAPI_ASAN_LIB))
 
 # The exported symbols are hev2.h's functions; hev2.h alone compiles (C99
 # pedantic and C++) and links.
-test-capi-header: capi
+test-capi-header: capi ## exported symbols equal hev2.h's functions; hev2.h alone compiles (C99, C++)
 	@mkdir -p $(BUILD)/tests
 	tests/c/check_symbols.sh include/hev2.h $(BUILD)/libhev2.so
 	tests/c/check_exports.sh capi
@@ -143,12 +143,12 @@ test-capi-header: capi
 	$(CXX) -x c++ -Wall -Wextra -Werror -Iinclude -c -o $(BUILD)/tests/header_only_cxx.o tests/c/header_only.c
 	@echo "header: hev2.h alone compiles (C99, C++) and links"
 
-test-capi-cli: capi $(BUILD)/hev2-demo-listeners
+test-capi-cli: capi $(BUILD)/hev2-demo-listeners ## hev2-connect's options, output and exit codes (tests/c/test_cli.sh)
 	tests/c/test_cli.sh $(BUILD)/hev2-connect
 
 # make install into a scratch prefix, then build a program with pkg-config
 # against the installed copy and run it.
-test-capi-install: capi
+test-capi-install: capi ## make install into a scratch prefix, build and run a program with pkg-config
 	@set -e; d=$$(mktemp -d); trap 'rm -rf $$d' EXIT; \
 	$(MAKE) --no-print-directory install PREFIX=$$d >/dev/null; \
 	test -L $$d/lib/libhev2.so && test -L $$d/lib/libhev2.so.$(CAPI_SOVERSION) && test -f $$d/lib/libhev2.so.$(CAPI_VERSION); \
@@ -162,7 +162,7 @@ test-capi-install: capi
 # one reading the namespace's resolv.conf, and the built-in one given the
 # test DNS server by --nameserver (its IPv6 address); then the system and the
 # built-in resolver with the race driven by the waiting thread. Root only.
-test-capi-scenarios: capi testbed-tools
+test-capi-scenarios: capi testbed-tools ## the scenario suite with hev2-connect --json as client (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-capi-scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json"; \
 	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json --drive waiter"; \
@@ -179,5 +179,5 @@ $(BUILD)/tests/c/bench_dlopen: tests/c/bench_dlopen.c $(CAPI_TEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
-bench-capi: capi $(CAPI_BENCH_BINS)
+bench-capi: capi $(CAPI_BENCH_BINS) ## plain C vs libhev2 connects, interleaved, plus syscalls per connect
 	tests/c/bench_capi.sh $(BUILD)

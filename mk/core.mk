@@ -4,7 +4,7 @@ BENCH_TARGETS += bench-core
 DEB_PACKAGES  += strace
 
 .PHONY: test-core bench-core
-test-core:
+test-core: ## the Go tests of core/... with -race
 	@out=$$(gofmt -l core capi cmd internal examples 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) test -race -count=1 $$($(GO) list ./core/... | grep -v /resolvertest)
@@ -13,7 +13,7 @@ test-core:
 # DialContext vs net.Dialer interleaved (median per-round ratio, spread),
 # then syscalls per connect counted by strace over real processes
 # (Connect, then DialContext, each beside net.Dialer).
-bench-core:
+bench-core: ## hev2 beside net.Dialer: go test -bench, dialbench rounds, syscalls per connect
 	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./core/
 	$(GO) build -o $(BUILD)/dialbench ./internal/dialbench
 	$(BUILD)/dialbench -rounds 21 -n 300

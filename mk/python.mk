@@ -21,14 +21,14 @@ TEST_TARGETS  += package-python
 .PHONY: test-python bench-python package-python
 
 # The package's type check, then its pytest suite against the freshly built library.
-test-python: capi-lib
+test-python: capi-lib ## mypy --strict on the package, then its pytest suite
 	$(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null $(PYTHON_DIR)/src/hev2
 	$(PYTHON_ENV) $(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/tests
 
 # A platform wheel with libhev2.so inside (built offline: no PyPI), installed
 # into a fresh directory with pip, then used from / with HEV2_LIBRARY unset:
 # proves the package finds the library it ships.
-package-python: capi-lib
+package-python: capi-lib ## build the wheel offline, install it with pip, use it with HEV2_LIBRARY unset
 	rm -rf $(PYTHON_PKG_DIR) && mkdir -p $(PYTHON_PKG_DIR)/src
 	cp -r $(PYTHON_DIR)/pyproject.toml $(PYTHON_DIR)/README.md $(PYTHON_DIR)/src $(PYTHON_PKG_DIR)/src/
 	find $(PYTHON_PKG_DIR) -name __pycache__ -prune -exec rm -rf {} +
@@ -41,7 +41,7 @@ package-python: capi-lib
 
 # hev2.create_connection vs socket.create_connection vs asyncio's
 # create_connection(happy_eyeballs_delay=0.25), loopback, one run.
-bench-python: capi-lib
+bench-python: capi-lib ## hev2.create_connection vs socket.create_connection vs asyncio
 	$(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py
 
 # The shared scenario suite in the test bed's namespaces, through the Python
@@ -52,7 +52,7 @@ SCENARIO_CLIENTS += --client "hev2-python=$(PYTHON_DIR)/hev2-client" \
 	--client "hev2-python-asyncio=$(PYTHON_DIR)/hev2-client-asyncio"
 
 .PHONY: test-python-scenarios
-test-python-scenarios: capi-lib testbed-tools
+test-python-scenarios: capi-lib testbed-tools ## the scenario suite through the Python clients, blocking and asyncio (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-python-scenarios needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
 	for client in hev2-client hev2-client-asyncio; do \

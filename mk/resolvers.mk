@@ -14,7 +14,7 @@ DEB_PACKAGES  += iproute2 gcc libc6-dev
 # core/internal/resolve/resolvertest runs twice: every test without -race (the race
 # detector cannot hold the 10,000 concurrent lookups of the flood test), then
 # every other test with -race (its children are race-enabled too).
-test-resolvers:
+test-resolvers: ## the resolvers' namespace tests (root; core/internal/resolve/resolvertest)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
 	@out=$$(gofmt -l core/internal/resolve/resolvertest internal/testdns cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./core/internal/resolve/resolvertest/... ./internal/testdns ./cmd/hev2-resolve
@@ -26,7 +26,7 @@ $(BUILD)/gai_loop: core/internal/resolve/resolvertest/cbench/gai_loop.c
 	@mkdir -p $(BUILD)
 	$(CC) -O2 -Wall -Wextra -Werror -o $@ $<
 
-bench-resolvers: $(BUILD)/gai_loop
+bench-resolvers: $(BUILD)/gai_loop ## system and built-in resolver vs a plain getaddrinfo loop
 	$(GO) build -o $(BUILD)/resolverbench ./core/internal/resolve/resolvertest/resolverbench
 	$(BUILD)/resolverbench -gai-loop $(BUILD)/gai_loop
 

@@ -33,39 +33,39 @@ RUBY_EACH = set -e; for r in $(RUBIES); do \
 	v=$$("$$r" -e 'print RUBY_VERSION') || { echo "$@: $$r does not run" >&2; exit 1; }; \
 	echo "== $@ on Ruby $$v ($$r)";
 
-.PHONY: test-ruby test-ruby-unit suite-ruby gem-ruby bench-ruby rubies ruby-ext
+.PHONY: test-ruby test-ruby-unit test-ruby-scenarios package-ruby bench-ruby rubies ruby-ext
 
 # The gem's C extension (Hev2::NoGVL, ext/hev2_wait), built by each Ruby of
 # $(RUBIES) into $(RUBY_EXT_DIR)/<version>/hev2/hev2_wait.so, with -Werror.
 # The targets below put that directory on the load path (-I, RUBYLIB) and
 # set HEV2_EXPECT_EXT=1: the tests then fail if the extension is not used.
 RUBY_EXT_DIR  := $(abspath $(BUILD))/ruby-ext
-ruby-ext: rubies
+ruby-ext: rubies ## the gem's C extension (hev2_wait.so) for each Ruby of RUBIES, -Werror
 	@$(RUBY_EACH) \
 		d=$(RUBY_EXT_DIR)/$$v; mkdir -p "$$d/hev2"; \
 		(cd "$$d" && HEV2_WERROR=1 "$$r" $(abspath $(RUBY_DIR))/ext/hev2_wait/extconf.rb >/dev/null && \
 			env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES make -s >/dev/null && cp hev2_wait.so hev2/); \
 	done
 
-test-ruby: test-ruby-unit suite-ruby gem-ruby
+test-ruby: test-ruby-unit test-ruby-scenarios package-ruby ## test-ruby-unit, test-ruby-scenarios and package-ruby on each Ruby of RUBIES
 
 # Builds the Rubies of $(RUBIES) that scripts/build-ruby.sh provides (once;
 # a cached build is only checked). Other entries must exist already.
-rubies:
+rubies: ## build the Rubies of RUBIES that scripts/build-ruby.sh provides (once, cached)
 	@set -e; for r in $(RUBIES); do \
 		if [ "$$r" = "$(RUBY34)" ]; then $(RUBY_BUILD_SCRIPT) >/dev/null; \
 		elif ! [ -x "$$r" ] && ! command -v "$$r" >/dev/null; then echo "rubies: no Ruby $$r" >&2; exit 1; fi; \
 	done
 
 # The gem's minitest suite, with warnings on, against the freshly built library.
-test-ruby-unit: capi-lib rubies ruby-ext
+test-ruby-unit: capi-lib rubies ruby-ext ## the gem's minitest suite (warnings on) on each Ruby of RUBIES
 	@$(RUBY_EACH) \
 		$(RUBY_ENV) HEV2_EXPECT_EXT=1 "$$r" -w -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/test/run.rb; \
 	done
 
 # The shared scenario suite through the gem's client command (root only).
-suite-ruby: capi-lib testbed-tools rubies ruby-ext
-	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: suite-ruby needs root (network namespaces)"; exit 0; fi; \
+test-ruby-scenarios: capi-lib testbed-tools rubies ruby-ext ## the scenario suite through the Ruby client on each Ruby of RUBIES (root)
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-ruby-scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(RUBY_EACH) \
 		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $(BUILD)/hev2-testbed suite --client "$$r $(abspath $(RUBY_DIR)/bin/hev2-client)"; \
 	done
@@ -74,7 +74,7 @@ suite-ruby: capi-lib testbed-tools rubies ruby-ext
 # an install into a throwaway GEM_HOME and one connection through it with no
 # HEV2_LIBRARY set: proves the gem finds the library it ships. Per Ruby, with
 # that Ruby's own gem command, in $(RUBY_GEM_DIR)/<version>.
-gem-ruby: capi-lib rubies
+package-ruby: capi-lib rubies ## gem build with libhev2.so inside, gem install, use it with HEV2_LIBRARY unset
 	rm -rf $(RUBY_GEM_DIR) && mkdir -p $(RUBY_GEM_DIR)/src
 	cp -r $(RUBY_DIR)/hev2.gemspec $(RUBY_DIR)/README.md $(RUBY_DIR)/lib $(RUBY_DIR)/bin $(RUBY_DIR)/ext $(RUBY_GEM_DIR)/src/
 	rm -rf $(RUBY_GEM_DIR)/src/lib/hev2/native && mkdir -p $(RUBY_GEM_DIR)/src/lib/hev2/native
@@ -85,11 +85,11 @@ gem-ruby: capi-lib rubies
 		GEM_HOME="$$d/home" "$$r" "$$gem" install --local --no-document --quiet "$$d/hev2.gem"; \
 		(cd / && env -u HEV2_LIBRARY HEV2_EXPECT_EXT=1 GEM_HOME="$$d/home" GEM_PATH="$$d/home" \
 			"$$r" $(abspath $(RUBY_DIR))/test/gem_smoke.rb); \
-		echo "gem-ruby: $$d/hev2.gem built, installed and used with $$r"; \
+		echo "package-ruby: $$d/hev2.gem built, installed and used with $$r"; \
 	done
 
 # Hev2.tcp vs Socket.tcp in the same process, on each Ruby of $(RUBIES).
-bench-ruby: capi-lib rubies ruby-ext
+bench-ruby: capi-lib rubies ruby-ext ## Hev2.tcp vs Socket.tcp / TCPSocket.new, interleaved, on each Ruby of RUBIES
 	@$(RUBY_EACH) \
 		$(RUBY_ENV) "$$r" -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/bench/bench.rb; \
 	done

@@ -26,7 +26,7 @@ SCENARIO_PEERS = --client "go-net.Dialer=$(TESTBED_GONET)" \
 SCENARIO_RUNS ?= 3
 
 .PHONY: testbed-tools test-testbed scenarios
-testbed-tools: $(TESTBED_BIN) $(TESTBED_DIAL) $(TESTBED_GONET)
+testbed-tools: $(TESTBED_BIN) $(TESTBED_DIAL) $(TESTBED_GONET) ## build hev2-testbed, hev2-dial and the net.Dialer peer
 
 $(TESTBED_BIN): $(TESTBED_GO_SOURCES)
 	$(GO) build -o $@ ./cmd/hev2-testbed
@@ -38,7 +38,7 @@ $(TESTBED_GONET): $(TESTBED_GO_SOURCES)
 # The suite with the Go API client, with getaddrinfo and with hev2's built-in
 # resolver. The bed needs root (network namespaces): anyone else gets one
 # SKIP line.
-test-testbed: testbed-tools
+test-testbed: testbed-tools ## the test bed's Go tests and the scenario suite with the Go API client (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-testbed needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
 	out=$$(gofmt -l internal/testbed internal/testdns cmd/hev2-testbed cmd/hev2-dial); \
@@ -50,6 +50,6 @@ test-testbed: testbed-tools
 
 # The timing table: the RFC-ideal time beside hev2 and its peers (median of
 # SCENARIO_RUNS runs). Peers failing rows is data, not a failure.
-scenarios: testbed-tools
+scenarios: testbed-tools ## timing table: RFC-ideal vs hev2 (every front-end) vs peers (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(TESTBED_BIN) scenarios --runs $(SCENARIO_RUNS) $(SCENARIO_GO) $(SCENARIO_CLIENTS) $(SCENARIO_PEERS)

@@ -5,7 +5,7 @@ require_relative "lib/hev2/version"
 # The gem is Ruby over libhev2.so (through Fiddle, part of Ruby), plus a
 # small C extension built at install (ext/hev2_wait: hev2_wait without the
 # GVL, interruptible); where it cannot be built the gem works without it. When
-# the library has been copied to lib/hev2/native/ (`make gem-ruby` does so in
+# the library has been copied to lib/hev2/native/ (`make package-ruby` does so in
 # a staging copy) it is shipped inside the gem, and the gem becomes a
 # platform gem for this machine's platform.
 Gem::Specification.new do |spec|

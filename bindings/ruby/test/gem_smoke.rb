@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
-# Run by `make gem-ruby` from / with GEM_HOME pointing at a throwaway home
+# Run by `make package-ruby` from / with GEM_HOME pointing at a throwaway home
 # where the built gem was installed, and no HEV2_LIBRARY: the gem must load
 # the libhev2.so it carries and connect.
 require "socket"

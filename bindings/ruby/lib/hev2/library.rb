@@ -25,7 +25,7 @@ module Hev2
       return [explicit] if explicit && !explicit.empty?
 
       [
-        # vendored into the gem by `make gem-ruby`
+        # vendored into the gem by `make package-ruby`
         File.expand_path("native/#{SONAME}", __dir__),
         # the repository's build output, when running from a checkout
         File.expand_path("../../../../build/#{SONAME}", __dir__),
