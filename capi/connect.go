@@ -211,6 +211,11 @@ func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
 	if c == nil {
 		return unknownHandle(id)
 	}
+	return c.wait(id, timeoutMS)
+}
+
+// wait blocks until c is done or timeoutMS elapses (hev2_wait's rules).
+func (c *conn) wait(id C.hev2_conn, timeoutMS C.int) C.int {
 	if c.race != nil {
 		return c.waitDriving(id, timeoutMS)
 	}
@@ -260,6 +265,42 @@ func (c *conn) waitDriving(id C.hev2_conn, timeoutMS C.int) C.int {
 	// The race is decided; its outcome is published by raceDone on the
 	// deciding thread, which may be another waiter's.
 	<-c.done
+	return C.HEV2_OK
+}
+
+//export hev2go_connect_wait
+func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options, timeoutMS C.int, out *C.hev2_conn, fd *C.int) (rc C.int) {
+	defer guard(&rc)
+	*fd = -1
+	if timeoutMS < -1 || int64(timeoutMS) > C.HEV2_MAX_TIMEOUT_MS {
+		return refuse(statusInval, "timeout_ms %d out of range [-1, %d]", int(timeoutMS), C.HEV2_MAX_TIMEOUT_MS)
+	}
+	// *out is published here, before the wait: another thread can cancel.
+	if rc := hev2go_connect(host, hostLen, port, o, out); rc != C.HEV2_OK {
+		return rc
+	}
+	id := *out
+	c := lookup(id)
+	if c == nil {
+		return unknownHandle(id) // released by another thread already
+	}
+	if rc := c.wait(id, timeoutMS); rc != C.HEV2_OK {
+		return rc
+	}
+	c.mu.Lock()
+	won := c.res != nil && !c.released
+	if won {
+		*fd = C.int(c.res.FD)
+		c.fdTaken = true
+	}
+	status := c.out.status
+	c.mu.Unlock()
+	if !won {
+		// The handle stays the caller's, for hev2_result and friends.
+		return refuse(status, "%s", c.errmsg())
+	}
+	*out = 0
+	hev2go_release(id)
 	return C.HEV2_OK
 }
 

@@ -208,6 +208,12 @@ func hev2go_errmsg(id C.hev2_conn, buf *C.char, size C.size_t) (rc C.int) {
 		putString(out, "in progress")
 		return C.HEV2_OK
 	}
+	putString(out, c.errmsg())
+	return C.HEV2_OK
+}
+
+// errmsg is one line explaining c's outcome; c is done.
+func (c *conn) errmsg() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var msg string
@@ -222,8 +228,7 @@ func hev2go_errmsg(id C.hev2_conn, buf *C.char, size C.size_t) (rc C.int) {
 	case c.err != nil:
 		msg = c.err.Error()
 	}
-	putString(out, msg)
-	return C.HEV2_OK
+	return msg
 }
 
 // errnoOf extracts the errno of an attempt or event error (ETIMEDOUT for

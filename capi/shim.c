@@ -165,6 +165,25 @@ int hev2_connect_len(const char *host, size_t host_len, const char *port,
 	return start_connect(__func__, host, host_len, port, o, out);
 }
 
+int hev2_connect_wait(const char *host, const char *port, const hev2_options *o,
+                      int timeout_ms, hev2_conn *out, int *fd)
+{
+	if (!out)
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "out is NULL");
+	*out = 0;
+	if (!fd)
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "fd is NULL");
+	*fd = -1;
+	CHECK_FORK(__func__);
+	hev2_options mine;
+	int rc = options_in(__func__, o, &mine);
+	if (rc)
+		return rc;
+	mine.drive = HEV2_DRIVE_WAITER;
+	size_t n = host ? strnlen(host, HEV2_MAX_HOSTLEN + 8) : 0;
+	return hev2c_return(__func__, hev2go_connect_wait((char *)host, n, (char *)port, &mine, timeout_ms, out, fd));
+}
+
 int hev2_connect(const char *host, const char *port, const hev2_options *o,
                  hev2_conn *out)
 {

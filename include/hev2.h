@@ -224,7 +224,8 @@ extern "C" {
  * same MAJOR whose number is not greater than its own.
  *   1.0  the first ABI
  *   1.1  hev2_last_error, hev2_last_errno (per-thread detail of a failure)
- *   1.2  hev2_options.drive: a race played on the thread that waits for it */
+ *   1.2  hev2_options.drive: a race played on the thread that waits for it;
+ *        hev2_connect_wait, the same in one call; hev2_options_init_size */
 #define HEV2_VERSION_MAJOR 1
 #define HEV2_VERSION_MINOR 2
 #define HEV2_VERSION_PATCH 0
@@ -563,6 +564,24 @@ int hev2_connect(const char *host, const char *port, const hev2_options *o,
  * NUL-terminated or may contain NUL bytes (a NUL inside -> HEV2_EHOST). */
 int hev2_connect_len(const char *host, size_t host_len, const char *port,
                      const hev2_options *o, hev2_conn *out);
+
+/* Connects on the calling thread in one call (since 1.2): hev2_connect with
+ * drive = HEV2_DRIVE_WAITER (whatever o says), then hev2_wait(*out,
+ * timeout_ms). For FFIs that pay per call (ctypes, Fiddle), a healthy
+ * connect is this one call:
+ *   - HEV2_OK: the race is won; *fd is the connected socket (yours, as from
+ *     hev2_result), and the handle is already released (*out is 0).
+ *   - HEV2_EAGAIN: timeout_ms elapsed first; *out is the running handle:
+ *     go on with hev2_wait(*out, ...) (nothing is lost), then hev2_result.
+ *   - an outcome code (HEV2_ECONNECT, HEV2_ERESOLVE, HEV2_ETIMEOUT,
+ *     HEV2_ECANCELED): the race failed; *out is the handle, for hev2_result,
+ *     hev2_errmsg and hev2_get_attempt; release it.
+ *   - any other code: the call was refused (bad host, port, options,
+ *     timeout_ms, NULL out or fd); *out is 0, nothing was started.
+ * *out is set before the wait begins, so another thread may hev2_cancel it
+ * (an interpreter's unblocking function). *fd is -1 unless HEV2_OK. */
+int hev2_connect_wait(const char *host, const char *port, const hev2_options *o,
+                      int timeout_ms, hev2_conn *out, int *fd);
 
 /* Blocks until c is done (HEV2_OK) or timeout_ms elapses (HEV2_EAGAIN).
  * timeout_ms: -1 forever, 0 just check, 1..HEV2_MAX_TIMEOUT_MS. The outcome

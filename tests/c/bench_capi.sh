@@ -26,9 +26,9 @@ count() { # count MODE N -> total syscalls of the client process
 sn=1000
 p0=$(count plain 0) p1=$(count plain $sn)
 echo "  syscalls per connect (strace -f, start-up subtracted): plain C $(awk -v a="$p0" -v b="$p1" -v n=$sn 'BEGIN{printf "%.1f", (b-a)/n}')"
-for mode in library waiter; do
+for mode in library waiter onecall; do
 	h0=$(count $mode 0) h1=$(count $mode $sn)
-	echo "    hev2 $mode-driven: $(awk -v a="$h0" -v b="$h1" -v n=$sn 'BEGIN{printf "%.1f", (b-a)/n}') in all; by syscall, per connect:"
+	echo "    hev2 $mode: $(awk -v a="$h0" -v b="$h1" -v n=$sn 'BEGIN{printf "%.1f", (b-a)/n}') in all; by syscall, per connect:"
 	strace -f -c -o "$tmp/strace" "$b/tests/c/bench_connect" "$port" $mode $sn >/dev/null 2>&1
 	awk -v n="$sn" '$NF != "total" && $NF != "syscall" && $1 !~ /^-/ && NF >= 5 && $4 / n >= 0.01 { printf "      %-14s %6.2f\n", $NF, $4 / n }' "$tmp/strace" |
 		sort -k2 -rn | head -10

@@ -14,7 +14,8 @@
  *                                       with getaddrinfo and hev2 with its
  *                                       system resolver
  *   bench_connect PORT MODE N [HOST]    one loop only (for strace -c -f);
- *                                       MODE plain, library or waiter
+ *                                       MODE plain, library, waiter or
+ *                                       onecall (hev2_connect_wait)
  * The listener is a separate process so that strace counts only the
  * client's system calls. */
 #define _GNU_SOURCE
@@ -85,6 +86,20 @@ static hev2_options waiter;
 
 static void library_loop(int n) { hev2_loop(n, NULL); }
 static void waiter_loop(int n) { hev2_loop(n, &waiter); }
+
+/* The one-call form: hev2_connect_wait hands the fd over and releases. */
+static void one_call_loop(int n)
+{
+	for (int i = 0; i < n; i++) {
+		hev2_conn c;
+		int fd;
+		if (hev2_connect_wait(host ? host : "127.0.0.1", port, NULL, -1, &c, &fd) != HEV2_OK) {
+			fprintf(stderr, "hev2_connect_wait failed: %s\n", hev2_last_error());
+			exit(1);
+		}
+		close(fd);
+	}
+}
 
 static void *accept_and_close(void *arg)
 {
@@ -161,7 +176,8 @@ int main(int argc, char **argv)
 	hev2_options_init(&waiter);
 	waiter.drive = HEV2_DRIVE_WAITER;
 
-	int single = argc >= 4 && (!strcmp(argv[2], "plain") || !strcmp(argv[2], "library") || !strcmp(argv[2], "waiter"));
+	int single = argc >= 4 && (!strcmp(argv[2], "plain") || !strcmp(argv[2], "library") ||
+	                           !strcmp(argv[2], "waiter") || !strcmp(argv[2], "onecall"));
 	if (single) {
 		host = argc >= 5 ? argv[4] : NULL;
 		int n = atoi(argv[3]);
@@ -169,21 +185,24 @@ int main(int argc, char **argv)
 			plain_loop(n);
 		else if (!strcmp(argv[2], "library"))
 			library_loop(n);
-		else
+		else if (!strcmp(argv[2], "waiter"))
 			waiter_loop(n);
+		else
+			one_call_loop(n);
 		return 0;
 	}
 	host = argc >= 4 ? argv[3] : NULL;
 	int per = atoi(argv[2]) / ROUNDS;
 	if (per < 1)
 		per = 1;
-	void (*loops[3])(int) = {plain_loop, library_loop, waiter_loop};
-	for (int i = 0; i < 3; i++)
+	enum { LOOPS = 4 };
+	void (*loops[LOOPS])(int) = {plain_loop, library_loop, waiter_loop, one_call_loop};
+	for (int i = 0; i < LOOPS; i++)
 		loops[i](50); /* warm every path */
-	double wall[3][ROUNDS], cpu[3][ROUNDS];
+	double wall[LOOPS][ROUNDS], cpu[LOOPS][ROUNDS];
 	for (int k = 0; k < ROUNDS; k++) {
-		for (int j = 0; j < 3; j++) {
-			int i = (j + k) % 3; /* rotate the order */
+		for (int j = 0; j < LOOPS; j++) {
+			int i = (j + k) % LOOPS; /* rotate the order */
 			double w0 = now_ms(), c0 = cpu_ms();
 			loops[i](per);
 			wall[i][k] = now_ms() - w0;
@@ -193,9 +212,9 @@ int main(int argc, char **argv)
 	printf("blocking connect+close to %s, %d rounds x %d connects, interleaved\n",
 	       host ? host : "127.0.0.1 (literal)", ROUNDS, per);
 	printf("  %-28s %12s %22s %22s\n", "", "us/connect", "wall vs plain C", "CPU vs plain C");
-	const char *names[3] = {host ? "plain C getaddrinfo+connect" : "plain C socket+connect",
-	                        "hev2 library-driven", "hev2 waiter-driven"};
-	for (int i = 0; i < 3; i++) {
+	const char *names[LOOPS] = {host ? "plain C getaddrinfo+connect" : "plain C socket+connect",
+	                            "hev2 library-driven", "hev2 waiter-driven", "hev2_connect_wait (1 call)"};
+	for (int i = 0; i < LOOPS; i++) {
 		double us[ROUNDS], rw[ROUNDS], rc[ROUNDS], m, lo, hi, cm, clo, chi, um, ulo, uhi;
 		for (int k = 0; k < ROUNDS; k++) {
 			us[k] = wall[i][k] * 1000 / per;

@@ -7,7 +7,7 @@ typedef void (*any_fn)(void);
 /* Taking each function's address makes the linker resolve all of them. */
 static const any_fn every_function[] = {
 	(any_fn)hev2_version,      (any_fn)hev2_strerror,    (any_fn)hev2_init,
-	(any_fn)hev2_set_max_handles, (any_fn)hev2_stats,    (any_fn)hev2_options_init, (any_fn)hev2_options_init_size,
+	(any_fn)hev2_set_max_handles, (any_fn)hev2_stats,    (any_fn)hev2_options_init, (any_fn)hev2_options_init_size, (any_fn)hev2_connect_wait,
 	(any_fn)hev2_connect,      (any_fn)hev2_connect_len, (any_fn)hev2_wait,
 	(any_fn)hev2_fd,           (any_fn)hev2_cancel,      (any_fn)hev2_result,
 	(any_fn)hev2_get_attempt,  (any_fn)hev2_get_event,   (any_fn)hev2_event_name,

@@ -317,6 +317,91 @@ static void test_outcome_before_io(void)
 	hev2_release(c);
 }
 
+/* hev2_connect_wait: the one-call form. */
+struct cancel_when_published {
+	volatile hev2_conn *out;
+	int ms;
+};
+
+static void *cancel_published(void *arg)
+{
+	struct cancel_when_published *w = arg;
+	hev2_conn c;
+	while ((c = *w->out) == 0)
+		usleep(1000);
+	usleep((useconds_t)w->ms * 1000);
+	hev2_cancel(c);
+	return NULL;
+}
+
+static void test_connect_wait(int port)
+{
+	char p[16];
+	snprintf(p, sizeof p, "%d", port);
+	int before = count_fds();
+	hev2_stats_info st0 = {.size = sizeof st0}, st1 = {.size = sizeof st1};
+	CHECK_RC(hev2_stats(&st0), HEV2_OK);
+	hev2_conn c = 99;
+	int fd = 99;
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, &c, &fd), HEV2_OK);
+	CHECK_INT(c, 0); /* released already */
+	CHECK(fd >= 0);
+	CHECK_RC(hev2_stats(&st1), HEV2_OK);
+	CHECK_INT(st1.handles_live, st0.handles_live);
+	if (fd >= 0)
+		close(fd);
+	CHECK_FDS(before);
+
+	/* refused: the outcome code, and the handle for the details */
+	snprintf(p, sizeof p, "%d", refused_port());
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, &c, &fd), HEV2_ECONNECT);
+	CHECK(c != 0);
+	CHECK_INT(fd, -1);
+	CHECK(strstr(hev2_last_error(), "hev2_connect_wait: ") == hev2_last_error());
+	CHECK(strstr(hev2_last_error(), "connection refused") != NULL);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_ECONNECT);
+	CHECK_INT(r.error, ECONNREFUSED);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+
+	/* a timeout: the handle goes on with hev2_wait, nothing lost */
+	struct blackhole bh;
+	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	snprintf(p, sizeof p, "%d", bh.port);
+	hev2_options o;
+	hev2_options_init(&o);
+	o.connect_timeout_ms = 80;
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, &o, 20, &c, &fd), HEV2_EAGAIN);
+	CHECK(c != 0);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_ETIMEOUT);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+
+	/* a cancel from another thread, given the id the call published */
+	volatile hev2_conn shared = 0;
+	struct cancel_when_published w = {.out = &shared, .ms = 20};
+	pthread_t t;
+	pthread_create(&t, NULL, cancel_published, &w);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, (hev2_conn *)&shared, &fd), HEV2_ECANCELED);
+	pthread_join(t, NULL);
+	CHECK(shared != 0);
+	CHECK_INT(fd, -1);
+	CHECK_RC(hev2_release(shared), HEV2_OK);
+	blackhole_stop(&bh);
+
+	/* refused calls start nothing */
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -2, &c, &fd), HEV2_EINVAL);
+	CHECK_INT(c, 0);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, &c, NULL), HEV2_EINVAL);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, NULL, &fd), HEV2_EINVAL);
+	CHECK_RC(hev2_connect_wait(NULL, p, NULL, -1, &c, &fd), HEV2_EHOST);
+	CHECK_INT(c, 0);
+	CHECK_INT(fd, -1);
+	CHECK_FDS(before);
+}
+
 int main(void)
 {
 	struct server s;
@@ -334,6 +419,7 @@ int main(void)
 	test_several_waiters();
 	test_bad_values(s.port);
 	test_outcome_before_io();
+	test_connect_wait(s.port);
 	CHECK(wait_idle(2000));
 	hev2_stats_info st = {.size = sizeof st};
 	CHECK_RC(hev2_stats(&st), HEV2_OK);
