@@ -4,9 +4,8 @@ BENCH_TARGETS += bench-core
 DEB_PACKAGES  += strace
 
 .PHONY: test-core bench-core
+# (gofmt and go vet of the whole module: make lint.)
 test-core: ## the Go tests of core/... with -race
-	@out=$$(gofmt -l core capi cmd internal examples 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
 	$(GO) test -race -count=1 $$($(GO) list ./core/... | grep -v /resolvertest)
 
 # bench-core: hev2 beside net.Dialer in one run (ns/op, B/op, allocs/op),

@@ -9,7 +9,7 @@ BENCH_TARGETS += bench-python
 # util-linux: unshare (private net+mount namespaces for the resolver tests);
 # gcc/libc6-dev: the test that checks the ctypes structs against hev2.h;
 # openssl: a throwaway certificate for the TLS-over-hev2.aio test.
-# python3-mypy: the package's type hints are checked (--strict).
+# python3-mypy: the package's type hints are checked (--strict, make lint).
 DEB_PACKAGES  += python3 python3-pytest python3-mypy util-linux iproute2 gcc libc6-dev openssl
 # package-python: a wheel built offline and installed with Debian's pip.
 DEB_PACKAGES  += python3-pip python3-setuptools python3-wheel
@@ -20,9 +20,11 @@ TEST_TARGETS  += package-python
 
 .PHONY: test-python bench-python package-python
 
-# The package's type check, then its pytest suite against the freshly built library.
-test-python: capi-lib ## mypy --strict on the package, then its pytest suite
-	$(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null $(PYTHON_DIR)/src/hev2
+# The package's type check (run by `make lint`, mk/lint.mk).
+PYTHON_MYPY  := $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null $(PYTHON_DIR)/src/hev2
+
+# The pytest suite against the freshly built library.
+test-python: capi-lib ## the package's pytest suite (its mypy --strict is in lint)
 	$(PYTHON_ENV) $(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/tests
 
 # A platform wheel with libhev2.so inside (built offline: no PyPI), installed

@@ -16,8 +16,6 @@ DEB_PACKAGES  += iproute2 gcc libc6-dev
 # every other test with -race (its children are race-enabled too).
 test-resolvers: ## the resolvers' namespace tests (root; core/internal/resolve/resolvertest)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-resolvers needs root (network namespaces); only the loopback unit tests run"; fi
-	@out=$$(gofmt -l core/internal/resolve/resolvertest internal/testdns cmd/hev2-resolve); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./core/internal/resolve/resolvertest/... ./internal/testdns ./cmd/hev2-resolve
 	$(GO) test -count=1 -v ./core/internal/resolve/resolvertest/
 	$(GO) test -race -count=1 -skip 'Flood' ./core/internal/resolve/resolvertest/
 

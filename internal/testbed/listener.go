@@ -13,12 +13,10 @@ import (
 // serverListener accepts connections on one server address and closes
 // each one, at once or (slow accept) after a delay.
 type serverListener struct {
-	ln       net.Listener
-	hold     time.Duration
-	wg       sync.WaitGroup
-	closed   chan struct{}
-	mu       sync.Mutex
-	accepted []time.Time
+	ln     net.Listener
+	hold   time.Duration
+	wg     sync.WaitGroup
+	closed chan struct{}
 }
 
 func listenIn(ns netns.NsHandle, addr netip.Addr, port uint16, hold time.Duration) (*serverListener, error) {
@@ -44,9 +42,6 @@ func (l *serverListener) acceptLoop() {
 		if err != nil {
 			return
 		}
-		l.mu.Lock()
-		l.accepted = append(l.accepted, time.Now())
-		l.mu.Unlock()
 		if l.hold == 0 {
 			c.Close()
 			continue
@@ -61,19 +56,6 @@ func (l *serverListener) acceptLoop() {
 			c.Close()
 		}()
 	}
-}
-
-// acceptedSince counts connections accepted at or after t.
-func (l *serverListener) acceptedSince(t time.Time) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, at := range l.accepted {
-		if !at.Before(t) {
-			n++
-		}
-	}
-	return n
 }
 
 func (l *serverListener) close() {

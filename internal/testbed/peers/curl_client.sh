@@ -30,8 +30,10 @@ set --
 [ "$open_ms" -gt 0 ] && set -- --connect-timeout "$(awk "BEGIN{print $open_ms/1000}")"
 [ -n "$family" ] && set -- "$@" "$family"
 errfile=$(mktemp)
-out=$(curl -sS $* -o /dev/null -w '%{remote_ip} %{time_connect} %{time_total}' "$url" </dev/null 2>"$errfile")
+out=$(curl -sS "$@" -o /dev/null -w '%{remote_ip} %{time_connect} %{time_total}' "$url" </dev/null 2>"$errfile")
 rc=$?
+# tr deletes double quotes and backslashes (the message goes into a JSON string).
+# shellcheck disable=SC1003
 msg=$(head -n1 "$errfile" | tr -d '"\\')
 rm -f "$errfile"
 ip=${out%% *} rest=${out#* }

@@ -1,0 +1,57 @@
+# lint: every static check of the tree in one target (part of `make test`).
+#   Go      gofmt -l, go vet ./..., staticcheck (pinned, from the module proxy)
+#   shell   shellcheck on every *.sh, scripts/* and every file with a sh shebang
+#   Python  mypy --strict on the package (mk/python.mk's PYTHON_MYPY), and
+#           every .py of the tree compiled with warnings as errors
+#   Ruby    ruby -wc on every .rb of the gem and the examples (a warning fails)
+#   make    every phony target has a `## ...` line for `make help`
+TEST_TARGETS += lint
+DEB_PACKAGES += shellcheck python3 python3-mypy ruby
+
+# staticcheck is fetched and built by the go command from the module proxy
+# (honnef.co/go/tools is served there); the version is pinned so that a new
+# release's checks do not fail an unchanged tree. Its first run downloads and
+# builds it (about two minutes); later runs use the go build cache.
+STATICCHECK_VERSION := v0.8.2
+STATICCHECK         := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+# Files of the tree, build directories and .git left out.
+LINT_FIND = find . -type d \( -name .git -o -name 'build' -o -name 'build-*' -o -name __pycache__ \) -prune -o -type f
+LINT_SHELL_FILES = $(shell $(LINT_FIND) \( -name '*.sh' -o -path './scripts/*' -o -perm -u+x \) -print | \
+	xargs awk 'FNR == 1 { if (FILENAME ~ /\.sh$$/ || $$0 ~ /^\#!(\/usr)?\/bin\/(env )?(ba|da)?sh( |$$)/) print FILENAME; nextfile }' | sort)
+LINT_RUBY_FILES  = $(shell $(LINT_FIND) \( -name '*.rb' -o -name '*.gemspec' -o -perm -u+x \) -print | \
+	grep -E '^\./(bindings/ruby|examples/ruby|tests/clients)/' | \
+	xargs awk 'FNR == 1 { if (FILENAME ~ /\.(rb|gemspec)$$/ || $$0 ~ /^\#!.*[\/ ]ruby( |$$)/) print FILENAME; nextfile }' | sort)
+LINT_PY_FILES    = $(shell $(LINT_FIND) -name '*.py' -print | sort)
+
+.PHONY: lint lint-go lint-shell lint-python lint-ruby lint-make
+lint: lint-go lint-shell lint-python lint-ruby lint-make ## every static check: Go, shell, Python, Ruby, make help
+	@echo "lint: clean"
+
+lint-go: ## gofmt -l, go vet ./... and staticcheck ./... over the Go module
+	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...) | sort -u); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+lint-shell: ## shellcheck on every shell script of the tree
+	shellcheck $(LINT_SHELL_FILES)
+
+lint-python: ## mypy --strict on bindings/python/src, every .py compiled with -W error
+	$(PYTHON_MYPY)
+	@$(PYTHON_DEB) -W error -c 'import pathlib, sys; [compile(pathlib.Path(f).read_bytes(), f, "exec") for f in sys.argv[1:]]' $(LINT_PY_FILES)
+	@echo "python: $(words $(LINT_PY_FILES)) files compile without a warning"
+
+lint-ruby: ## ruby -wc on every Ruby file of the gem, its tests and the examples
+	@set -e; for f in $(LINT_RUBY_FILES); do \
+		out=$$(ruby -wc "$$f" 2>&1); \
+		if [ "$$out" != "Syntax OK" ]; then echo "$$f: $$out"; exit 1; fi; \
+	done; echo "ruby: $(words $(LINT_RUBY_FILES)) files Syntax OK, no warning"
+
+# The phony targets make knows against the ones `make help` lists.
+lint-make: ## every phony target of Makefile and mk/*.mk has a `## ...` help line
+	@phony=$$($(MAKE) --no-print-directory -pRrq -f Makefile __lint_none__ 2>/dev/null | sed -n 's/^\.PHONY: //p' | tr ' ' '\n' | grep . | sort -u); \
+	documented=$$(awk -F ':' '/^[A-Za-z0-9_.-]+:([^=]|$$).*## / { print $$1 }' $(MAKEFILES_WITH_HELP) | sort -u); \
+	missing=$$(printf '%s\n' "$$phony" | grep -vxF "$$documented" || true); \
+	if [ -n "$$missing" ]; then echo "phony targets without a ## help line:"; echo "$$missing"; exit 1; fi; \
+	echo "make: $$(printf '%s\n' "$$phony" | wc -l) phony targets, each with a help line"
