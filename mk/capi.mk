@@ -1,7 +1,12 @@
 # capi: libhev2.so (the C ABI of include/hev2.h), its pkg-config file, the
 # hev2-connect tool, the C test suite and the C ABI benchmark.
-CAPI_SOVERSION := 1
-CAPI_VERSION   := 1.2.0
+# The version has one source: HEV2_VERSION_MAJOR/MINOR/PATCH of include/hev2.h.
+# The SONAME carries MAJOR (the header's compatibility rule: same MAJOR, not
+# newer); hev2.pc, the gem and the Python package carry all three (the gem's
+# and the package's are checked by `make lint-versions`).
+CAPI_VERSION   := $(shell awk '$$2 == "HEV2_VERSION_MAJOR" { a = $$3 } $$2 == "HEV2_VERSION_MINOR" { b = $$3 } \
+	$$2 == "HEV2_VERSION_PATCH" { c = $$3 } END { print a "." b "." c }' include/hev2.h)
+CAPI_SOVERSION := $(firstword $(subst ., ,$(CAPI_VERSION)))
 CAPI_LIB       := $(BUILD)/libhev2.so.$(CAPI_VERSION)
 CAPI_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -Werror -Iinclude
 CAPI_LDFLAGS   := -L$(BUILD) -lhev2 -Wl,-rpath,'$$ORIGIN'

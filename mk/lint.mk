@@ -5,6 +5,7 @@
 #           every .py of the tree compiled with warnings as errors
 #   Ruby    ruby -wc on every .rb of the gem and the examples (a warning fails)
 #   make    every phony target has a `## ...` line for `make help`
+#   version the gem's and the Python package's versions are include/hev2.h's
 TEST_TARGETS += lint
 DEB_PACKAGES += shellcheck python3 python3-mypy ruby
 
@@ -24,8 +25,8 @@ LINT_RUBY_FILES  = $(shell $(LINT_FIND) \( -name '*.rb' -o -name '*.gemspec' -o 
 	xargs awk 'FNR == 1 { if (FILENAME ~ /\.(rb|gemspec)$$/ || $$0 ~ /^\#!.*[\/ ]ruby( |$$)/) print FILENAME; nextfile }' | sort)
 LINT_PY_FILES    = $(shell $(LINT_FIND) -name '*.py' -print | sort)
 
-.PHONY: lint lint-go lint-shell lint-python lint-ruby lint-make
-lint: lint-go lint-shell lint-python lint-ruby lint-make ## every static check: Go, shell, Python, Ruby, make help
+.PHONY: lint lint-go lint-shell lint-python lint-ruby lint-make lint-versions
+lint: lint-go lint-shell lint-python lint-ruby lint-make lint-versions ## every static check: Go, shell, Python, Ruby, make help, versions
 	@echo "lint: clean"
 
 lint-go: ## gofmt -l, go vet ./... and staticcheck ./... over the Go module
@@ -55,3 +56,16 @@ lint-make: ## every phony target of Makefile and mk/*.mk has a `## ...` help lin
 	missing=$$(printf '%s\n' "$$phony" | grep -vxF "$$documented" || true); \
 	if [ -n "$$missing" ]; then echo "phony targets without a ## help line:"; echo "$$missing"; exit 1; fi; \
 	echo "make: $$(printf '%s\n' "$$phony" | wc -l) phony targets, each with a help line"
+
+# One version: HEV2_VERSION_MAJOR.MINOR.PATCH of include/hev2.h (CAPI_VERSION,
+# mk/capi.mk, which also gives the SONAME and hev2.pc). The gem and the Python
+# package state it as a literal (their build tools read it without loading
+# anything); this fails when one of them differs.
+LINT_VERSION_FILES  = $(RUBY_DIR)/lib/hev2/version.rb $(PYTHON_DIR)/pyproject.toml $(PYTHON_DIR)/src/hev2/__init__.py
+lint-versions: ## the gem's and the Python package's versions equal hev2.h's HEV2_VERSION_*
+	@echo "$(CAPI_VERSION)" | grep -Eqx '[0-9]+\.[0-9]+\.[0-9]+' || \
+		{ echo "include/hev2.h: HEV2_VERSION_MAJOR/MINOR/PATCH not found (got '$(CAPI_VERSION)')"; exit 1; }
+	@bad=0; for f in $(LINT_VERSION_FILES); do \
+		v=$$(sed -n -E 's/^ *(VERSION|version|__version__) = "([^"]*)".*/\2/p' "$$f"); \
+		if [ "$$v" != "$(CAPI_VERSION)" ]; then echo "$$f: version '$$v', include/hev2.h says $(CAPI_VERSION)"; bad=1; fi; \
+	done; [ $$bad = 0 ] && echo "versions: hev2.h, SONAME libhev2.so.$(CAPI_SOVERSION), hev2.pc, gem, Python package: $(CAPI_VERSION)"

@@ -43,7 +43,8 @@ __all__ = [
     "uninstall",
 ]
 
-__version__ = "0.1.0"
+# include/hev2.h's HEV2_VERSION_MAJOR.MINOR.PATCH (make lint-versions).
+__version__ = "1.2.0"
 
 
 def __getattr__(name: str) -> Any:

@@ -1,6 +1,6 @@
 # frozen_string_literal: true
 
 module Hev2
-  # The gem's own version.
-  VERSION = "0.1.0"
+  # The gem's version: include/hev2.h's HEV2_VERSION_MAJOR.MINOR.PATCH (make lint-versions).
+  VERSION = "1.2.0"
 end
