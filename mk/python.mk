@@ -20,8 +20,9 @@ TEST_TARGETS  += package-python
 
 .PHONY: test-python bench-python package-python
 
-# The package's type check (run by `make lint`, mk/lint.mk).
-PYTHON_MYPY  := $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null $(PYTHON_DIR)/src/hev2
+# The package's type check, and the scenario client's (run by `make lint`, mk/lint.mk).
+PYTHON_MYPY  := MYPYPATH=$(PYTHON_DIR)/src $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null \
+	$(PYTHON_DIR)/src/hev2 $(PYTHON_DIR)/tests/client/hev2_client.py
 
 # The pytest suite against the freshly built library.
 test-python: capi-lib ## the package's pytest suite (its mypy --strict is in lint)
@@ -48,16 +49,18 @@ bench-python: capi-lib ## hev2.create_connection vs socket.create_connection vs 
 
 # The shared scenario suite in the test bed's namespaces, through the Python
 # client command, blocking and asyncio, with the default (system) and the
-# built-in resolver (root only, like test-testbed).
+# built-in resolver (root only, like test-testbed), against $(BUILD)'s library.
 TEST_TARGETS += test-python-scenarios
-SCENARIO_CLIENTS += --client "hev2-python=$(PYTHON_DIR)/hev2-client" \
-	--client "hev2-python-asyncio=$(PYTHON_DIR)/hev2-client-asyncio"
+# The clients are test code (tests/client), not part of the package.
+PYTHON_CLIENT_DIR := $(abspath $(PYTHON_DIR)/tests/client)
+SCENARIO_CLIENTS += --client "hev2-python=$(PYTHON_CLIENT_DIR)/hev2-client" \
+	--client "hev2-python-asyncio=$(PYTHON_CLIENT_DIR)/hev2-client-asyncio"
 
 .PHONY: test-python-scenarios
 test-python-scenarios: capi-lib testbed-tools ## the scenario suite through the Python clients, blocking and asyncio (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-python-scenarios needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
 	for client in hev2-client hev2-client-asyncio; do \
-		$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR))/$$client"; \
-		$(TESTBED_SUITE) --client "$(abspath $(PYTHON_DIR))/$$client --resolver builtin"; \
+		$(PYTHON_ENV) $(TESTBED_SUITE) --client "$(PYTHON_CLIENT_DIR)/$$client"; \
+		$(PYTHON_ENV) $(TESTBED_SUITE) --client "$(PYTHON_CLIENT_DIR)/$$client --resolver builtin"; \
 	done

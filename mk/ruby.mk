@@ -23,7 +23,9 @@ DEB_PACKAGES  += ruby ruby-dev ruby-minitest gcc libc6-dev iproute2
 
 # The Ruby of the hev2-ruby column of `make scenarios`.
 SCENARIO_RUBY ?= /usr/bin/ruby
-RUBY_CLIENT   := $(SCENARIO_RUBY) $(abspath $(RUBY_DIR)/bin/hev2-client)
+# The scenario client is test code (test/client), not part of the gem.
+RUBY_CLIENT_CMD := $(abspath $(RUBY_DIR)/test/client/hev2-client)
+RUBY_CLIENT   := $(SCENARIO_RUBY) $(RUBY_CLIENT_CMD)
 # A column of `make scenarios` (the client finds build/libhev2.so itself).
 SCENARIO_CLIENTS += --client "hev2-ruby=$(RUBY_CLIENT)"
 
@@ -67,7 +69,7 @@ test-ruby-unit: capi-lib rubies ruby-ext ## the gem's minitest suite (warnings o
 test-ruby-scenarios: capi-lib testbed-tools rubies ruby-ext ## the scenario suite through the Ruby client on each Ruby of RUBIES (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-ruby-scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(RUBY_EACH) \
-		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $(BUILD)/hev2-testbed suite --client "$$r $(abspath $(RUBY_DIR)/bin/hev2-client)"; \
+		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $(BUILD)/hev2-testbed suite --client "$$r $(RUBY_CLIENT_CMD)"; \
 	done
 
 # `gem build` in a staging copy that carries libhev2.so inside the gem, then
@@ -76,7 +78,7 @@ test-ruby-scenarios: capi-lib testbed-tools rubies ruby-ext ## the scenario suit
 # that Ruby's own gem command, in $(RUBY_GEM_DIR)/<version>.
 package-ruby: capi-lib rubies ## gem build with libhev2.so inside, gem install, use it with HEV2_LIBRARY unset
 	rm -rf $(RUBY_GEM_DIR) && mkdir -p $(RUBY_GEM_DIR)/src
-	cp -r $(RUBY_DIR)/hev2.gemspec $(RUBY_DIR)/README.md $(RUBY_DIR)/lib $(RUBY_DIR)/bin $(RUBY_DIR)/ext $(RUBY_GEM_DIR)/src/
+	cp -r $(RUBY_DIR)/hev2.gemspec $(RUBY_DIR)/README.md $(RUBY_DIR)/lib $(RUBY_DIR)/ext $(RUBY_GEM_DIR)/src/
 	rm -rf $(RUBY_GEM_DIR)/src/lib/hev2/native && mkdir -p $(RUBY_GEM_DIR)/src/lib/hev2/native
 	cp $(BUILD)/libhev2.so $(RUBY_GEM_DIR)/src/lib/hev2/native/
 	@$(RUBY_EACH) \

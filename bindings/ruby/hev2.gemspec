@@ -25,11 +25,9 @@ Gem::Specification.new do |spec|
   spec.required_ruby_version = ">= 3.1"
 
   spec.files = Dir.chdir(__dir__) do
-    Dir["lib/**/*.rb", "bin/*", "README.md", "ext/hev2_wait/*.{rb,c}"] + Dir["lib/hev2/native/libhev2.so"]
+    Dir["lib/**/*.rb", "README.md", "ext/hev2_wait/*.{rb,c}"] + Dir["lib/hev2/native/libhev2.so"]
   end
   spec.extensions = ["ext/hev2_wait/extconf.rb"]
-  spec.bindir = "bin"
-  spec.executables = ["hev2-client"]
   spec.require_paths = ["lib"]
   spec.platform = Gem::Platform.local if spec.files.include?("lib/hev2/native/libhev2.so")
 end

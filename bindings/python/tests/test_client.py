@@ -13,7 +13,7 @@ from conftest import HERE, child_env
 from isolated import run_json
 from loopback import blackhole, listener, refusing
 
-CLIENTS = {"blocking": str(HERE.parent / "hev2-client"), "asyncio": str(HERE.parent / "hev2-client-asyncio")}
+CLIENTS = {"blocking": str(HERE / "client" / "hev2-client"), "asyncio": str(HERE / "client" / "hev2-client-asyncio")}
 
 
 def client(kind, *args):

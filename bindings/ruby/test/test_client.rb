@@ -4,10 +4,10 @@ require "json"
 require "rbconfig"
 require_relative "helper"
 
-# bin/hev2-client follows the shared scenario-client contract.
+# test/client/hev2-client follows the shared scenario-client contract.
 class TestClient < Minitest::Test
   include Helper
-  CLIENT = File.expand_path("../bin/hev2-client", __dir__)
+  CLIENT = File.expand_path("client/hev2-client", __dir__)
 
   def client(*args)
     out = IO.popen([RbConfig.ruby, CLIENT, *args.map(&:to_s)], err: File::NULL, &:read)

@@ -1,6 +1,6 @@
 """The scenario client: connect once, print one line of JSON, exit 0/1/2.
 
-    python3 -m hev2.client [--asyncio] [--resolv-timeout MS] [--connect-timeout MS]
+    hev2-client [--asyncio] [--resolv-timeout MS] [--connect-timeout MS]
         [--open-timeout MS] [--no-fast-fallback] [--family 4|6]
         [--resolver system|builtin] [--nameserver ADDR]... [--static NAME:ADDR[,ADDR]]...
         HOST PORT
@@ -9,7 +9,9 @@ It implements the project's shared client contract so that the test bed
 runs the same scenario table through Python as through Go, C and Ruby:
 exit 0 on success, 1 on connection failure, 2 on usage error. It goes
 through the public API (hev2.create_connection, or hev2.aio with
---asyncio), so the scenarios test what users call.
+--asyncio), so the scenarios test what users call. It is test code, not
+part of the package: hev2-client and hev2-client-asyncio beside it run it
+with this checkout's bindings/python/src on PYTHONPATH.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Any, NoReturn
 
 import hev2
 
-from ._errors import Failure
+from hev2._errors import Failure
 
 
 class UsageError(Exception):
