@@ -251,7 +251,7 @@ def test_first_connect_with_no_fd_free_raises_instead_of_aborting(tmp_path, monk
     assert not r.get("ok") and r["type"] in ("LibraryError", "OSError"), r
     if r["type"] == "OSError":
         assert r["errno"] == errno.EMFILE, r
-        assert "hev2_connect_len: cannot make the library's permanent fds" in r["message"], r
+        assert "hev2_connect_wait: cannot make the library's permanent fds" in r["message"], r
         assert "Too many open files" in r["message"], r
 
 

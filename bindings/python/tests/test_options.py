@@ -125,7 +125,7 @@ def test_source_address_must_be_literal_and_match_family():
 
 def test_port_zero_is_refused_by_the_library():
     # The message is the library's last error: the function and the detail.
-    with pytest.raises(ValueError, match="hev2: hev2_connect_len: port 0 cannot be connected to"):
+    with pytest.raises(ValueError, match="hev2: hev2_connect_wait: port 0 cannot be connected to"):
         hev2.create_connection(("127.0.0.1", 0))
 
 

@@ -48,6 +48,7 @@ PROTOTYPES = {
     "hev2_stats": (c_int, [POINTER(StatsInfo)]),
     "hev2_options_init": (c_int, [POINTER(Options)]),
     "hev2_connect_len": (c_int, [c_char_p, c_size_t, c_char_p, POINTER(Options), POINTER(hev2_conn)]),
+    "hev2_connect_wait": (c_int, [c_char_p, c_char_p, POINTER(Options), c_int, POINTER(hev2_conn), POINTER(c_int)]),
     "hev2_wait": (c_int, [hev2_conn, c_int]),
     "hev2_fd": (c_int, [hev2_conn]),
     "hev2_cancel": (c_int, [hev2_conn]),

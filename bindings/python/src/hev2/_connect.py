@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
-from ._handle import Handle, Winner
+from ._handle import RUNNING, WON, Handle, Winner, connect_and_wait, new_conn_id, release
 from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
@@ -109,21 +109,43 @@ def connect_blocking(req: ConnectRequest) -> Winner | Failure:
     slices (another thread's PyThreadState_SetAsyncExc ...), cancels the race
     and releases the handle, which closes every attempt's socket, then
     propagates."""
-    handle = Handle(req, waiter=True)
+    # One call on the healthy path (hev2_connect_wait: connect, play the
+    # race for a slice, hand the fd over, release); a slow race goes on in
+    # slices on the handle it leaves. fd is closed here if an exception
+    # comes between the call and the moment a socket object owns it.
+    out = new_conn_id()  # loads the library (LibraryError if it cannot)
+    import ctypes  # loaded with the library by now; not by `import hev2`
+
+    fd = ctypes.c_int(-1)
     try:
-        while not handle.wait(WAIT_SLICE_MS):
-            pass
+        found = connect_and_wait(req, WAIT_SLICE_MS, out, fd)
+        if found == WON:
+            w, fd.value = Winner(fd.value, req.family, "", 0, 0.0), -1
+            return w
+        handle = Handle.adopt(out.value, req)
+        if found == RUNNING:
+            while not handle.wait(WAIT_SLICE_MS):
+                pass
         return handle.outcome()
     finally:
-        # Cancels a connection still running and frees the handle (no
-        # thread drives it now: the release settles and closes it); a
-        # winner's fd is ours by now.
-        handle.close()
+        # Whatever ends this early (KeyboardInterrupt, another thread's
+        # exception), nothing the library handed over is lost: an fd not
+        # yet owned by a socket object is closed, and a handle is released
+        # (which cancels a race still running; no thread drives it now, so
+        # the release settles it and closes its sockets).
+        if fd.value >= 0:
+            os.close(fd.value)
+        if out.value:
+            release(out.value)
 
 
 def socket_from(w: Winner) -> socket.socket:
     """A socket.socket owning the winner's fd (closed if that fails)."""
     try:
+        if not w.family:
+            # hev2_connect_wait hands over the fd alone: the kernel knows
+            # its family (one getsockopt).
+            return socket.socket(fileno=w.fd)
         # Family, type and protocol given: Python asks the kernel nothing.
         return socket.socket(w.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=w.fd)
     except BaseException:

@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
     from . import _abi
     from ._errors import Failure
+    from typing import Any
+
     from ._options import ConnectRequest
 else:
     # Imported by api() on first use, so that `import hev2` imports neither
@@ -226,6 +228,15 @@ class Handle:
 
     __slots__ = ("id", "req", "_released")
 
+    @classmethod
+    def adopt(cls, conn_id: int, req: ConnectRequest) -> Handle:
+        """The handle a call such as hev2_connect_wait left with the caller."""
+        h = cls.__new__(cls)
+        h.id = conn_id
+        h.req = req
+        h._released = False
+        return h
+
     def __init__(self, req: ConnectRequest, waiter: bool = False) -> None:
         lib = api()
         host = req.host.encode("ascii")
@@ -313,6 +324,37 @@ class Handle:
             lookups=tuple(lookups),
             attempts=tuple(attempts),
         )
+
+
+# What connect_and_wait found.
+WON, RUNNING, FAILED = 0, 1, 2
+
+
+def connect_and_wait(req: ConnectRequest, slice_ms: int, out: Any, fd: ctypes.c_int) -> int:
+    """hev2_connect_wait: the race on this thread, one call. WON: fd holds
+    the socket (the caller's) and out is 0. Otherwise out holds the handle
+    to go on with: RUNNING (wait on it), or FAILED (its outcome). out and fd
+    belong to the caller, so that whatever exception comes next, the
+    caller's cleanup sees what the library handed over."""
+    lib = api()  # loads _abi on the first connection
+    host = req.host.encode("ascii")
+    status: int = lib.hev2_connect_wait(host, str(req.port).encode(), options_for(req, True), slice_ms, ctypes.byref(out), ctypes.byref(fd))
+    if status == _abi.OK:
+        return WON
+    if out.value == 0:
+        check(status, connect_context(status, req))  # refused: raises
+    return RUNNING if status == _abi.EAGAIN else FAILED
+
+
+def new_conn_id() -> Any:
+    """An hev2_conn for out-parameters."""
+    api()
+    return _abi.hev2_conn(0)
+
+
+def release(conn_id: int) -> None:
+    """hev2_release, for an id a call left with the caller."""
+    _abi.api().hev2_release(conn_id)
 
 
 def connect_context(status: int, req: ConnectRequest) -> str:
