@@ -39,7 +39,7 @@ capi-lib: ## libhev2.so only (go build -buildmode=c-shared)
 
 $(CAPI_LIB): capi-lib
 
-$(BUILD)/hev2-connect: examples/hev2-connect.c include/hev2.h $(CAPI_LIB)
+$(BUILD)/hev2-connect: cmd/hev2-connect/hev2-connect.c include/hev2.h $(CAPI_LIB)
 	$(CC) $(CAPI_CFLAGS) -o $@ $< $(CAPI_LDFLAGS)
 
 $(BUILD)/hev2.pc: hev2.pc.in
@@ -54,21 +54,21 @@ install: capi ## install library, header, pkg-config file and hev2-connect (PREF
 	ln -sf libhev2.so.$(CAPI_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libhev2.so
 	install -m 0644 include/hev2.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CAPI_VERSION)|g' hev2.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hev2.pc
-	$(CC) $(CAPI_CFLAGS) -o $(DESTDIR)$(PREFIX)/bin/hev2-connect examples/hev2-connect.c -L$(BUILD) -lhev2 -Wl,-rpath,$(PREFIX)/lib
+	$(CC) $(CAPI_CFLAGS) -o $(DESTDIR)$(PREFIX)/bin/hev2-connect cmd/hev2-connect/hev2-connect.c -L$(BUILD) -lhev2 -Wl,-rpath,$(PREFIX)/lib
 
-# Small C programs of examples/c (each one file, linked with libhev2 when it
-# uses it).
-$(BUILD)/hev2-demo-listeners: examples/c/hev2-demo-listeners.c
+# The two loopback servers of the demo and of test-capi-cli (no libhev2).
+$(BUILD)/hev2-demo-listeners: cmd/hev2-connect/hev2-demo-listeners.c
 	@mkdir -p $(BUILD)
 	$(CC) $(CAPI_CFLAGS) -o $@ $<
 
+# The C examples (examples/c, each one file, linked with libhev2).
 $(BUILD)/examples/%: examples/c/%.c include/hev2.h $(CAPI_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CAPI_CFLAGS) -o $@ $< -L$(BUILD) -lhev2 -Wl,-rpath,'$$ORIGIN/..'
 
 # demo-capi: the fallback timeline on loopback (make demo runs it).
 demo-capi: capi $(BUILD)/hev2-demo-listeners ## the demo: hev2-connect -v racing ::1 (SYNs dropped) against 127.0.0.1
-	@examples/c/demo.sh $(BUILD)
+	@cmd/hev2-connect/demo.sh $(BUILD)
 
 # ---- the C test suite (tests/c) ---------------------------------------------
 CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds test_driven
