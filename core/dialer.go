@@ -142,7 +142,7 @@ func (d *Dialer) resolver() Resolver {
 	return d.Resolver
 }
 
-// wantedFamilies is the family restriction after the local address is taken
+// wantedFamily is the family restriction after the local address is taken
 // into account.
 func (d *Dialer) wantedFamily() Family {
 	if d.Family != FamilyUnspec {

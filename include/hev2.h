@@ -518,8 +518,9 @@ int hev2_version(void);
  * NULL. Async-signal-safe. */
 const char *hev2_strerror(int status);
 
-/* Starts the Go runtime now rather than on the first connect (~4 ms), and
- * records the process id for the fork check. It also makes the descriptors
+/* Starts the Go runtime now rather than on the first connect (~4 ms). (The
+ * fork check needs no call: its MADV_WIPEONFORK page is made when the
+ * library is loaded; see "fork()" above.) It also makes the descriptors
  * the library keeps for the life of the process (its epoll fd, and the Go
  * runtime's own poller; hev2_connect makes them too, first thing):
  * HEV2_ESYSTEM with errno EMFILE if no fd is free, where the Go runtime

@@ -19,10 +19,8 @@ import (
 // registered but disarmed until its owner closes it, is never reported or
 // touched again; that saves an EPOLL_CTL_DEL on the success path.
 //
-// (Watching this epoll fd through Go's runtime poller instead of blocking a
-// thread was tried: about a quarter faster per loopback connect, but one
-// connect in a benchmark never woke up and the cause was not found, so the
-// plain blocking loop stays.)
+// The loop blocks a thread in epoll_wait rather than watching the epoll fd
+// through Go's runtime poller, whose variant lost a wake-up (core/DECISIONS.md).
 type poller struct {
 	initMu sync.Mutex
 	ready  atomic.Bool
@@ -104,9 +102,8 @@ func (p *poller) loop() {
 		}
 		// Let the races just made runnable run on this P now, before this
 		// goroutine blocks in epoll_wait again and leaves them to be
-		// stolen by another thread (a futex wake-up and a hand-off each).
-		// Measured over 3000 loopback connects per process, paired runs:
-		// 0.71x the wall time and 0.77x the CPU time without it.
+		// stolen by another thread (a futex wake-up and a hand-off each;
+		// the figures are in core/DECISIONS.md).
 		runtime.Gosched()
 	}
 }

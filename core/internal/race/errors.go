@@ -61,9 +61,12 @@ func (e *BindError) Unwrap() error { return e.Err }
 type Error struct {
 	Host string
 	Port uint16
-	// Cause: the timeout that cut a wait short; else the last attempt's
-	// error (a connection error is never replaced by a later resolution
-	// error); else the last resolution error; else the cancellation.
+	// Cause, the first that applies (buildError, machine_error.go): the
+	// caller's cancellation (Canceled); the open_timeout, or with fast
+	// fallback the connect_timeout, that ended the race (*TimeoutError);
+	// the last attempt's error (a connection error is never replaced by a
+	// later resolution error; a serial connect_timeout is one); the last
+	// resolution error (a resolv_timeout is one).
 	Cause    error
 	Expired  TimeoutKind // which timeout fired, if any
 	Canceled error       // the context's error when the caller canceled

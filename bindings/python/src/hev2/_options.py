@@ -1,10 +1,15 @@
 """Checking and normalising the arguments of a connection.
 
-Everything a caller passes is checked here, in Python, before the library is
-called, so that bad input raises the TypeError/ValueError a Python user
-expects (with the argument's name) instead of an opaque library status.
-The result is a plain ``ConnectRequest`` that ``_handle`` turns into the C
-options struct (or into none at all: NULL when every option is the default).
+The arguments' Python types are checked and converted here, before the
+library is called, so that a wrong type raises the TypeError a Python user
+expects (with the argument's name), and a value Python must turn into the
+library's form (a host to IDNA, a port or service name to a number, seconds,
+address literals) raises ValueError naming it. The library checks the values
+again (core's rules are the reference): a value it refuses comes back as a
+status (HEV2_EINVAL, EHOST, EPORT, EOPTIONS) that ``_handle`` raises as
+ValueError. The result is a plain ``ConnectRequest`` that
+``_handle.options_for`` turns into the C options struct (or into none at
+all: NULL when every option is the default).
 
 Runs on every connection and is imported by ``import hev2``: nothing heavy
 at import time (ipaddress is imported by the checks that need it), and a
