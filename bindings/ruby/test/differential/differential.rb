@@ -1,0 +1,301 @@
+# frozen_string_literal: true
+
+# The differential test (inside the test bed's client namespace; run.rb
+# starts it): every case goes through Ruby's own Socket.tcp and Hev2.tcp,
+# and through Ruby's own TCPSocket.new and TCPSocket.new under
+# hev2/replace. The outcome of each (connected, or the exception class with
+# error_code / errno) is printed as a table, and asserted identical, except
+# for the documented differences of DIFFERENCES (bindings/ruby/README.md,
+# "Where Hev2.tcp differs on purpose"), where hev2's RFC/documented outcome
+# is asserted instead. A keyword the running Ruby rejects (open_timeout
+# before 4.0, fast_fallback before 3.4) is not compared: hev2's outcome is
+# then asserted to be the newest Ruby's (the case's :newest).
+#
+# Names are the bed's scenario names (resolved by its DNS server, or its
+# hosts file); literals go to listeners on this namespace's loopback.
+
+require "socket"
+require "timeout"
+require "minitest/autorun"
+require "hev2"
+require_relative "../loopback"
+
+abort "differential.rb runs inside the test bed's client namespace (run.rb)" unless
+  File.read("/etc/resolv.conf").include?("198.18.0.53")
+
+BED_PORT = Integer(ARGV.fetch(0))
+RUBY_GE = ->(v) { Gem::Version.new(RUBY_VERSION) >= Gem::Version.new(v) }
+
+# Loopback endpoints: accepting on both families (one port), refusing, and
+# SYN-dropping (a blackholed address without the bed).
+V6, V4, LPORT = Loopback.dual_listeners
+ACCEPTOR = Thread.new do
+  loop do
+    IO.select([V6, V4])[0].each do |l|
+      c, = l.accept_nonblock(exception: false)
+      c.close if c.is_a?(Socket)
+    end
+  end
+end
+REFUSE4 = Loopback.refusing("127.0.0.1")
+REFUSE_PORT = Loopback.port_of(REFUSE4)
+REFUSE6 = Loopback.bound_socket_on("::1", REFUSE_PORT)
+DROP4, FILL4 = Loopback.syn_dropping("127.0.0.1")
+DROP4_PORT = Loopback.port_of(DROP4)
+DROP6, FILL6 = Loopback.syn_dropping("::1")
+DROP6_PORT = Loopback.port_of(DROP6)
+FREE_PORT = begin
+  s = Loopback.bound_socket("127.0.0.1")
+  Loopback.port_of(s)
+ensure
+  s.close
+end
+
+T = 0.2 # the timeouts of the timeout cases (seconds)
+
+# A case: label, the positional arguments (host, port[, local_host[,
+# local_port]]), keywords; :newest is the outcome the newest Ruby gives for
+# a keyword the running Ruby does not take (hev2 is held to it).
+Case = Struct.new(:label, :args, :kw, :newest, keyword_init: true)
+def c(label, *args, newest: nil, **kw)
+  Case.new(label: label, args: args, kw: kw, newest: newest)
+end
+
+NAME = "dual-stack.hev2.test"
+CASES = [
+  # hosts: names (the bed's DNS and hosts file)
+  c("name dual-stack", NAME, BED_PORT),
+  c("name v4-only", "v4-only.hev2.test", BED_PORT),
+  c("name v6-only", "v6-only.hev2.test", BED_PORT),
+  c("name v6-refused", "v6-refused.hev2.test", BED_PORT),
+  c("name aaaa-servfail", "aaaa-servfail.hev2.test", BED_PORT),
+  c("name hosts file", "hostsfile.hev2.test", BED_PORT),
+  c("name trailing dot", "#{NAME}.", BED_PORT),
+  c("name localhost", "localhost", LPORT),
+  c("name all-refused", "all-refused.hev2.test", BED_PORT),
+  c("name nxdomain", "nxdomain.hev2.test", BED_PORT),
+  c("name unknown", "no-such-name.hev2.test", BED_PORT),
+  c("name empty label", "a..hev2.test", BED_PORT),
+  c("name label > 63", "#{"a" * 70}.hev2.test", BED_PORT),
+  c("name > 255", "#{"abcdefgh." * 30}hev2.test", BED_PORT),
+  c("name > 1024", "#{"a" * 1100}.hev2.test", BED_PORT),
+  c("name not a literal 256.1.1.1", "256.1.1.1", BED_PORT),
+  c("name with NUL", "dual\0stack.hev2.test", BED_PORT),
+  # hosts: literals (loopback)
+  c("literal 127.0.0.1", "127.0.0.1", LPORT),
+  c("literal ::1", "::1", LPORT),
+  c("literal ::ffff:127.0.0.1", "::ffff:127.0.0.1", LPORT),
+  c("literal 127.1 (inet_aton)", "127.1", LPORT),
+  c("literal 2130706433 (inet_aton)", "2130706433", LPORT),
+  c("literal 0.0.0.0", "0.0.0.0", LPORT),
+  c("literal ::", "::", LPORT),
+  c("literal 127.0.0.1 refused", "127.0.0.1", REFUSE_PORT),
+  c("literal ::1 refused", "::1", REFUSE_PORT),
+  c("bracketed [::1]", "[::1]", LPORT),
+  c("bracketed [127.0.0.1]", "[127.0.0.1]", LPORT),
+  c("zone ::1%lo", "::1%lo", LPORT),
+  c("zone ::1%1", "::1%1", LPORT),
+  c("zone ::1%nosuchif", "::1%nosuchif", LPORT),
+  c("zone 2001:db8::10%c6 (bed)", "2001:db8::10%c6", BED_PORT),
+  c("zone 127.0.0.1%lo", "127.0.0.1%lo", LPORT),
+  # hosts: special and other types
+  c("host empty", "", LPORT),
+  c("host nil", nil, LPORT),
+  c("host <any>", "<any>", LPORT),
+  c("host Integer 0x7f000001", 0x7f000001, LPORT),
+  c("host Integer -1", -1, LPORT),
+  c("host Symbol", :localhost, LPORT),
+  c("host Float", 1.5, LPORT),
+  c("host Array", ["127.0.0.1"], LPORT),
+  # ports
+  c("port String", "127.0.0.1", LPORT.to_s),
+  c("port String on a name", NAME, BED_PORT.to_s),
+  c("port service http (refused)", "127.0.0.1", "http"),
+  c("port unknown service", "127.0.0.1", "no-such-service"),
+  c("port unknown service on a name", NAME, "no-such-service"),
+  c("port 0", "127.0.0.1", 0),
+  c("port 65536", "127.0.0.1", 65_536),
+  c("port 65536 + LPORT", "127.0.0.1", 65_536 + LPORT),
+  c("port -1", "127.0.0.1", -1),
+  c("port 2**64", "127.0.0.1", 2**64),
+  c("port String 65536", "127.0.0.1", "65536"),
+  c("port String empty", "127.0.0.1", ""),
+  c("port String 80x", "127.0.0.1", "80x"),
+  c("port nil", "127.0.0.1", nil),
+  c("port Float", "127.0.0.1", LPORT.to_f),
+  c("port Symbol", "127.0.0.1", :http),
+  # local addresses
+  c("local 127.0.0.1", "127.0.0.1", LPORT, "127.0.0.1"),
+  c("local 127.0.0.1 port", "127.0.0.1", LPORT, "127.0.0.1", FREE_PORT),
+  c("local ::1 to ::1", "::1", LPORT, "::1"),
+  c("local ::1 to 127.0.0.1", "127.0.0.1", LPORT, "::1"),
+  c("local 127.0.0.1 to ::1", "::1", LPORT, "127.0.0.1"),
+  c("local name localhost", "127.0.0.1", LPORT, "localhost"),
+  c("local bed v4 to a name", NAME, BED_PORT, "198.18.0.129"),
+  c("local bed v6 to a name", NAME, BED_PORT, "2001:db8::8000:0:0:1"),
+  c("local not ours", "127.0.0.1", LPORT, "198.18.9.9"),
+  c("local nxdomain", "127.0.0.1", LPORT, "nxdomain.hev2.test"),
+  c("local empty", "127.0.0.1", LPORT, ""),
+  c("local Integer", "127.0.0.1", LPORT, 5),
+  c("local port only", "127.0.0.1", LPORT, nil, FREE_PORT),
+  c("local port String", "127.0.0.1", LPORT, "127.0.0.1", FREE_PORT.to_s),
+  c("local port bad service", "127.0.0.1", LPORT, "127.0.0.1", "no-such-service"),
+  # timeouts, alone and combined
+  c("connect_timeout ok", NAME, BED_PORT, connect_timeout: 2),
+  c("connect_timeout literal blackholed", "127.0.0.1", DROP4_PORT, connect_timeout: T),
+  c("connect_timeout ::1 blackholed", "::1", DROP6_PORT, connect_timeout: T),
+  c("connect_timeout name blackholed", "connect-timeout.hev2.test", BED_PORT, connect_timeout: T),
+  c("connect_timeout 0 blackholed", "127.0.0.1", DROP4_PORT, connect_timeout: 0),
+  c("connect_timeout refused", "127.0.0.1", REFUSE_PORT, connect_timeout: T),
+  c("resolv_timeout ok", NAME, BED_PORT, resolv_timeout: 2),
+  c("resolv_timeout never answered", "resolv-timeout.hev2.test", BED_PORT, resolv_timeout: T),
+  c("resolv_timeout literal", "127.0.0.1", LPORT, resolv_timeout: T),
+  c("resolv_timeout nxdomain", "nxdomain.hev2.test", BED_PORT, resolv_timeout: 2),
+  c("both ok", NAME, BED_PORT, resolv_timeout: 2, connect_timeout: 2),
+  c("both, never answered", "resolv-timeout.hev2.test", BED_PORT, resolv_timeout: T, connect_timeout: 2),
+  c("both, blackholed", "connect-timeout.hev2.test", BED_PORT, resolv_timeout: 2, connect_timeout: T),
+  c("open_timeout ok", NAME, BED_PORT, open_timeout: 2, newest: "ok"),
+  c("open_timeout literal blackholed", "127.0.0.1", DROP4_PORT, open_timeout: T,
+    newest: "IO::TimeoutError"),
+  c("open_timeout name blackholed", "connect-timeout.hev2.test", BED_PORT, open_timeout: T,
+    newest: "IO::TimeoutError"),
+  c("open_timeout never answered", "resolv-timeout.hev2.test", BED_PORT, open_timeout: T,
+    newest: "IO::TimeoutError"),
+  c("open_timeout with connect_timeout", NAME, BED_PORT, open_timeout: 1, connect_timeout: 1,
+    newest: "ArgumentError"),
+  c("open_timeout with resolv_timeout", NAME, BED_PORT, open_timeout: 1, resolv_timeout: 1,
+    newest: "ArgumentError"),
+  c("connect_timeout nil", "127.0.0.1", LPORT, connect_timeout: nil),
+  c("connect_timeout String", "127.0.0.1", LPORT, connect_timeout: "1"),
+  c("connect_timeout negative", "127.0.0.1", LPORT, connect_timeout: -1),
+  c("resolv_timeout String", NAME, BED_PORT, resolv_timeout: "1"),
+  # fast_fallback
+  c("fast_fallback false", NAME, BED_PORT, fast_fallback: false, newest: "ok"),
+  c("fast_fallback true", NAME, BED_PORT, fast_fallback: true, newest: "ok"),
+  c("fast_fallback nil", NAME, BED_PORT, fast_fallback: nil, newest: "ok"),
+  c("fast_fallback false, v6 refused", "v6-refused.hev2.test", BED_PORT, fast_fallback: false, newest: "ok"),
+  c("fast_fallback false, nxdomain", "nxdomain.hev2.test", BED_PORT, fast_fallback: false,
+    newest: "Socket::ResolutionError EAI_NONAME"),
+  c("fast_fallback false + connect_timeout", "connect-timeout.hev2.test", BED_PORT, fast_fallback: false,
+    connect_timeout: T, newest: "Errno::ETIMEDOUT"),
+  c("fast_fallback false + resolv_timeout", "resolv-timeout.hev2.test", BED_PORT, fast_fallback: false,
+    resolv_timeout: T, newest: "Errno::ETIMEDOUT"),
+  # wrong keywords
+  c("unknown keyword", "127.0.0.1", LPORT, bogus: 1),
+].freeze
+
+# Where hev2 differs from a Ruby on purpose: label => [the Rubies it applies
+# to, hev2's outcome (asserted), why]. Each is listed in the README.
+DIFFERENCES = {
+  "fast_fallback false + resolv_timeout" => [
+    RUBY_GE.("3.4"),
+    "Errno::ETIMEDOUT",
+    "resolv_timeout bounds the lookup with fast_fallback: false too; Ruby 3.4's Socket.tcp " \
+    "ignores it there (the lookup runs until the resolver gives up)",
+  ],
+}.freeze
+
+TOO_NEW = /unknown keyword: :(open_timeout|fast_fallback)/
+
+# The outcome of one call: "ok" or the exception's class (the first
+# ancestor outside Hev2, since Hev2::ResolutionError is-a
+# Socket::ResolutionError / SocketError), with error_code where the Ruby
+# sets one and the errno of a SystemCallError that is no Errno:: class.
+def outcome
+  Timeout.timeout(10) do
+    s = yield
+    s.close
+    "ok"
+  end
+rescue Timeout::Error
+  "HUNG (10 s)"
+rescue StandardError, ScriptError => e
+  k = e.class.ancestors.find { |a| a.is_a?(Class) && !a.name.to_s.start_with?("Hev2::") }
+  text = k.name.dup
+  text << " #{eai_name(e.error_code)}" if e.respond_to?(:error_code) && !e.is_a?(Hev2::ResolutionError) ||
+                                          e.is_a?(Hev2::ResolutionError) && RUBY_GE.("3.3")
+  text << " errno #{e.errno}" if e.is_a?(SystemCallError) && !k.name.start_with?("Errno::")
+  text << " (#{e.message[0, 70]})" if e.is_a?(ArgumentError) && e.message.match?(TOO_NEW)
+  text
+end
+
+EAI = Socket.constants.grep(/\AEAI_/).to_h { |n| [Socket.const_get(n), n.to_s] }
+def eai_name(code)
+  EAI.fetch(code, code.inspect)
+end
+
+def call(how, kase)
+  args = kase.args
+  kw = kase.kw
+  outcome do
+    case how
+    when :socket, :hev2_socket then Socket.tcp(*args, **kw)
+    when :hev2 then Hev2.tcp(*args, **kw)
+    when :tcpsocket, :hev2_tcpsocket then TCPSocket.new(*args, **kw)
+    end
+  end
+end
+
+# Ruby's own first, then the same process with hev2/replace.
+ROWS = CASES.map { |k| { case: k, socket: call(:socket, k), hev2: call(:hev2, k), tcpsocket: call(:tcpsocket, k) } }
+require "hev2/replace"
+ROWS.each { |r| r[:hev2_tcpsocket] = call(:hev2_tcpsocket, r[:case]); r[:hev2_socket] = call(:hev2_socket, r[:case]) }
+
+# A row's verdict for one pair (Ruby's, hev2's).
+def verdict(row, ruby_col, hev2_col)
+  ruby = row[ruby_col]
+  hev2 = row[hev2_col]
+  kase = row[:case]
+  if ruby.match?(TOO_NEW)
+    [:extra, kase.newest || "no :newest for #{kase.label}", hev2]
+  elsif (d = DIFFERENCES[kase.label]) && d[0]
+    [:documented, d[1], hev2]
+  else
+    [:same, ruby, hev2]
+  end
+end
+
+PAIRS = [%i[socket hev2], %i[tcpsocket hev2_tcpsocket], %i[socket hev2_socket]].freeze
+MARK = { same: "=", documented: "DOC", extra: "NEW" }.freeze
+
+w = ROWS.map { |r| r[:case].label.size }.max
+cw = 34
+puts "\nRuby #{RUBY_VERSION}: #{ROWS.size} cases (Socket.tcp | Hev2.tcp | TCPSocket.new | TCPSocket.new + hev2/replace)"
+puts format("%-#{w}s  %-#{cw}s %-#{cw}s %-#{cw}s %-#{cw}s %s", "case", "Socket.tcp", "Hev2.tcp",
+            "TCPSocket.new", "TCPSocket.new+replace", "verdict")
+counts = Hash.new(0)
+ROWS.each do |r|
+  marks = PAIRS.map do |rc, hc|
+    kind, want, got = verdict(r, rc, hc)
+    want == got ? MARK[kind] : "DIFF"
+  end
+  kind = if marks.include?("DIFF") then :mismatch
+         elsif marks.include?("DOC") then :documented
+         elsif marks.include?("NEW") then :extra
+         else :identical
+         end
+  counts[kind] += 1
+  puts format("%-#{w}s  %-#{cw}s %-#{cw}s %-#{cw}s %-#{cw}s %s", r[:case].label,
+              *%i[socket hev2 tcpsocket hev2_tcpsocket].map { |k| r[k][0, cw] }, marks.uniq.join(","))
+end
+puts "Ruby #{RUBY_VERSION}: #{ROWS.size} cases: #{counts[:identical]} identical, " \
+     "#{counts[:documented]} documented differences, #{counts[:extra]} compared to the newest Ruby " \
+     "(keywords this Ruby lacks), #{counts[:mismatch]} mismatches"
+DIFFERENCES.each do |label, (applies, want, why)|
+  puts "  documented: #{label}: hev2 #{want}; #{why}" if applies
+end
+
+class TestDifferential < Minitest::Test
+  ROWS.each_with_index do |row, i|
+    define_method(format("test_%03d_%s", i, row[:case].label.gsub(/\W+/, "_"))) do
+      PAIRS.each do |rc, hc|
+        kind, want, got = verdict(row, rc, hc)
+        assert_equal want, got, "#{row[:case].label}: #{hc} against #{rc} (#{kind})"
+      end
+    end
+  end
+
+  def test_no_leftovers
+    assert_equal 0, Hev2.stats[:handles_live]
+  end
+end
