@@ -9,10 +9,10 @@ import "C"
 
 import (
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/cparse"
 )
 
 // connOptions is a C hev2_options converted: the Dialer plus what capi
@@ -76,9 +76,9 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	}
 	if o.local_host != nil {
 		s := C.GoStringN(o.local_host, C.int(C.strnlen(o.local_host, 128)))
-		a, perr := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]"))
+		a, perr := cparse.LocalHost(s)
 		if perr != nil {
-			return nil, fail(statusOptions, "local_host %q is not an IP address", s)
+			return nil, fail(statusOptions, "%s", perr)
 		}
 		d.LocalAddr = a
 	}
@@ -127,46 +127,20 @@ func cString(p *C.char, max int) string {
 	return C.GoStringN(p, C.int(C.strnlen(p, C.size_t(max))))
 }
 
-// parseStaticHosts reads "NAME:ADDR[,ADDR...]" entries separated by ';' or
-// white space (curl's --resolve without the port).
+// parseStaticHosts and parseNameservers are internal/cparse's parsers
+// (pure Go, fuzzed there) with their errors as HEV2_EOPTIONS.
 func parseStaticHosts(s string) (map[string][]netip.Addr, error) {
-	hosts := map[string][]netip.Addr{}
-	entries := strings.FieldsFunc(s, func(r rune) bool {
-		return r == ';' || r == ' ' || r == '\t' || r == '\n' || r == '\r'
-	})
-	for _, e := range entries {
-		name, list, ok := strings.Cut(e, ":")
-		if !ok || name == "" || list == "" || len(name) > C.HEV2_MAX_HOSTLEN {
-			return nil, fail(statusOptions, "static_hosts entry %q is not NAME:ADDR[,ADDR...]", e)
-		}
-		for _, a := range strings.Split(list, ",") {
-			addr, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(a, "["), "]"))
-			if err != nil {
-				return nil, fail(statusOptions, "static_hosts entry %q: %q is not an IP address", e, a)
-			}
-			hosts[name] = append(hosts[name], addr)
-		}
-	}
-	if len(hosts) == 0 {
-		return nil, fail(statusOptions, "static_hosts %q has no entry", s)
+	hosts, err := cparse.StaticHosts(s, C.HEV2_MAX_HOSTLEN)
+	if err != nil {
+		return nil, fail(statusOptions, "%s", err)
 	}
 	return hosts, nil
 }
 
-// parseNameservers reads comma-separated "IP", "IP:PORT" or "[IPv6]:PORT".
 func parseNameservers(s string) ([]netip.AddrPort, error) {
-	var out []netip.AddrPort
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if a, err := netip.ParseAddr(f); err == nil {
-			out = append(out, netip.AddrPortFrom(a, 53))
-			continue
-		}
-		ap, err := netip.ParseAddrPort(f)
-		if err != nil || ap.Port() == 0 {
-			return nil, fail(statusOptions, "nameserver %q is not IP, IP:PORT or [IPv6]:PORT", f)
-		}
-		out = append(out, ap)
+	ns, err := cparse.Nameservers(s)
+	if err != nil {
+		return nil, fail(statusOptions, "%s", err)
 	}
-	return out, nil
+	return ns, nil
 }
