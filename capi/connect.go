@@ -422,5 +422,7 @@ func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
 	if s.max_lookups == 0 {
 		s.max_lookups = C.uint64_t(core.DefaultMaxInFlight)
 	}
+	s.max_resolver_threads = C.uint64_t(core.MaxResolverThreads())
+	s.lookups_refused = C.uint64_t(rs.CapRefused)
 	return C.HEV2_OK
 }

@@ -44,6 +44,11 @@ type (
 // whose MaxInFlight is 0.
 const DefaultMaxInFlight = resolve.DefaultMaxInFlight
 
+// MaxResolverThreads is the process's cap on getaddrinfo calls in flight,
+// abandoned ones included (resolve.DefaultMaxThreads unless changed): at
+// the cap, a system lookup fails at once with EAI_SYSTEM and EAGAIN.
+func MaxResolverThreads() int { return resolve.MaxThreads() }
+
 // DefaultSystemResolver is the process-wide system resolver.
 var DefaultSystemResolver = resolve.DefaultSystemResolver
 

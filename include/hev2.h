@@ -112,9 +112,16 @@
  * down that way. So at most hev2_set_max_handles() handles run at once
  * (default HEV2_DEFAULT_MAX_HANDLES); beyond it hev2_connect answers
  * HEV2_ECAPACITY and starts nothing. The system resolver runs at most
- * hev2_stats_info.max_lookups getaddrinfo calls at once (256); further
- * lookups wait for a slot, still cancellable. A canceled lookup is
- * abandoned, never waited for: its call finishes on its own thread.
+ * hev2_stats_info.max_lookups getaddrinfo calls at once (256) for lookups
+ * someone still waits for; further lookups wait for a slot, still
+ * cancellable. A canceled lookup is abandoned, never waited for: its call
+ * finishes on its own thread, and its slot goes to the next lookup at once,
+ * so a burst of abandoned lookups of silent names never holds up a healthy
+ * one. Abandoned calls count against a hard cap on resolver threads instead
+ * (hev2_stats_info.max_resolver_threads, 512: every getaddrinfo call in
+ * flight, abandoned ones included); at that cap a new lookup fails at once,
+ * with EAI_SYSTEM and errno EAGAIN ("too many getaddrinfo calls in flight
+ * ... (the resolver thread cap)"), rather than queue without end.
  *
  * ---------------------------------------------------------------------------
  * fork()
@@ -503,10 +510,14 @@ typedef struct hev2_stats_info {
 	 * stay cancellable). An abandoned call (its connection canceled or
 	 * decided) finishes on its own thread and is freed there. */
 	uint64_t lookups_in_flight; /* getaddrinfo calls running, abandoned included */
-	uint64_t lookups_queued;    /* lookups waiting for a free slot */
+	uint64_t lookups_queued;    /* lookups waiting for a free slot (a slot is
+	                               held only while someone waits) */
 	uint64_t lookups_abandoned; /* calls left running by their caller, ever */
 	uint64_t resolver_threads;  /* threads of the getaddrinfo pool, now */
-	uint64_t max_lookups;       /* the cap on lookups_in_flight */
+	uint64_t max_lookups;       /* the cap on lookups still waited for */
+	/* Added in 1.2: the thread cap of the system resolver (see "Capacity"). */
+	uint64_t max_resolver_threads; /* the cap on lookups_in_flight */
+	uint64_t lookups_refused;   /* lookups failed at once at that cap */
 } hev2_stats_info;
 
 /* ---- library ---------------------------------------------------------------- */

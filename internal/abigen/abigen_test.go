@@ -101,7 +101,7 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"EV_NEW_THING = 14\n", "new_counter: 120,", "hev2_new_info: {", `14 => "new-thing",`,
+		"EV_NEW_THING = 14\n", "new_counter: " + strconv.Itoa(structSize(t, "hev2_stats_info")) + ",", "hev2_new_info: {", `14 => "new-thing",`,
 		`NEW_NAME = "hev2"`,
 	} {
 		if !strings.Contains(rb, want) {
@@ -196,6 +196,23 @@ func TestDeclarations(t *testing.T) {
 			t.Errorf("%q was accepted", bad)
 		}
 	}
+}
+
+// structSize is sizeof a struct of the header as it is, as the checked-in
+// Python mirror records it: where a uint64_t appended to a struct made of
+// 8-byte-aligned members lands.
+func structSize(t *testing.T, name string) int {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(repo, "bindings/python/src/hev2/_abi_gen.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`"` + name + `": \(\s*(\d+),`).FindSubmatch(src)
+	if m == nil {
+		t.Fatalf("no %s layout in _abi_gen.py", name)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
 }
 
 // optionsEnd is where a member appended to hev2_options lands: right after

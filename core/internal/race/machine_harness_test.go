@@ -1,7 +1,6 @@
 package race
 
 import (
-	"context"
 	"net/netip"
 	"syscall"
 	"testing"
@@ -158,5 +157,3 @@ func (h *harness) wantNotDone(acts []Action) {
 		h.t.Fatalf("race ended early: %+v", d)
 	}
 }
-
-var errCanceled = context.Canceled

@@ -158,7 +158,10 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 			}
 			switch resp.Rcode {
 			case dns.RcodeSuccess:
-				addrs := answerAddrs(resp, qtype)
+				addrs, err := answerAddrs(resp, fqdn, qtype)
+				if err != nil {
+					return nil, race.EAI_FAIL, fmt.Errorf("%v: %w", server, err)
+				}
 				if len(addrs) == 0 {
 					return nil, race.EAI_NODATA, nil
 				}
@@ -180,23 +183,71 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 	return nil, race.EAI_AGAIN, lastErr
 }
 
-// answerAddrs collects the records of qtype (a CNAME chain's targets come
-// with their addresses in the same answer).
-func answerAddrs(resp *dns.Msg, qtype uint16) []netip.Addr {
+// The bounds on what one answer can make the resolver do.
+const (
+	// maxCNAMEs is the longest CNAME chain followed (BIND and Unbound
+	// stop at about as many); a longer one, or a loop, fails the lookup.
+	maxCNAMEs = 8
+	// maxAnswerAddrs is the most addresses taken from one answer: more
+	// would only lengthen a race that tries one every 250 ms.
+	maxAnswerAddrs = 64
+)
+
+var (
+	errCNAMELoop  = errors.New("CNAME loop in the answer")
+	errCNAMEChain = fmt.Errorf("CNAME chain longer than %d in the answer", maxCNAMEs)
+)
+
+// answerAddrs collects the addresses of qtype that answer qname: it
+// follows qname's CNAME chain through the answer (at most maxCNAMEs, no
+// loop) and takes the class IN records of qtype owned by the chain's last
+// name, and only those: a record for a name that was not asked about is
+// ignored, whatever the server meant by it. An AAAA holding an
+// IPv4-mapped address is not an IPv6 destination and is dropped too.
+func answerAddrs(resp *dns.Msg, qname string, qtype uint16) ([]netip.Addr, error) {
+	name := dns.CanonicalName(qname)
+	seen := map[string]bool{name: true}
+	for hops := 0; ; hops++ {
+		next := ""
+		for _, rr := range resp.Answer {
+			if c, ok := rr.(*dns.CNAME); ok && c.Hdr.Class == dns.ClassINET && dns.CanonicalName(c.Hdr.Name) == name {
+				next = dns.CanonicalName(c.Target)
+				break
+			}
+		}
+		if next == "" {
+			break
+		}
+		if seen[next] {
+			return nil, errCNAMELoop
+		}
+		if hops == maxCNAMEs {
+			return nil, errCNAMEChain
+		}
+		seen[next], name = true, next
+	}
 	var addrs []netip.Addr
 	for _, rr := range resp.Answer {
+		h := rr.Header()
+		if h.Rrtype != qtype || h.Class != dns.ClassINET || dns.CanonicalName(h.Name) != name {
+			continue
+		}
+		var a netip.Addr
 		switch rr := rr.(type) {
 		case *dns.A:
-			if a, ok := netip.AddrFromSlice(rr.A.To4()); ok && qtype == dns.TypeA {
-				addrs = appendUnique(addrs, a)
-			}
+			a, _ = netip.AddrFromSlice(rr.A.To4())
 		case *dns.AAAA:
-			if a, ok := netip.AddrFromSlice(rr.AAAA.To16()); ok && qtype == dns.TypeAAAA {
-				addrs = appendUnique(addrs, a)
+			if a, _ = netip.AddrFromSlice(rr.AAAA.To16()); a.Is4In6() {
+				continue
+			}
+		}
+		if a.IsValid() {
+			if addrs = appendUnique(addrs, a); len(addrs) == maxAnswerAddrs {
+				break
 			}
 		}
 	}
-	return addrs
+	return addrs, nil
 }
 
 // DNSResolverStats counts what a DNSResolver sent.

@@ -3,6 +3,7 @@ package resolve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/netip"
 	"time"
@@ -57,18 +58,67 @@ func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dns.M
 	if err := co.WriteMsg(m); err != nil {
 		return nil, r.exchangeError(ctx, err)
 	}
+	var buf []byte
+	if network == "udp" {
+		buf = make([]byte, maxDNSMessage)
+	}
 	for {
-		resp, err := co.ReadMsg()
-		if err != nil {
-			return nil, r.exchangeError(ctx, err)
+		var msg []byte
+		if network == "udp" {
+			// A whole datagram, however large: a server that ignores
+			// the EDNS0 size is read, not cut to a malformed message.
+			n, err := conn.Read(buf)
+			if err != nil {
+				return nil, r.exchangeError(ctx, err)
+			}
+			msg = buf[:n]
+		} else {
+			msg, err = co.ReadMsgHeader(nil)
+			if err != nil {
+				return nil, r.exchangeError(ctx, err)
+			}
 		}
-		// A late answer to an earlier query (same port reused) or a
-		// forgery: keep waiting for ours.
-		if resp.Id != m.Id || len(resp.Question) != 1 || !sameQuestion(resp.Question[0], m.Question[0]) {
+		resp, ours, err := parseReply(msg, m)
+		if err != nil {
+			return nil, err
+		}
+		if !ours {
+			// A late answer to an earlier query (same port reused), a
+			// forgery or noise: keep waiting for ours (until the
+			// deadline).
 			continue
+		}
+		if network == "tcp" && resp.Truncated {
+			// TC means nothing over TCP: what came is not the whole
+			// answer, and there is nowhere further to ask.
+			return nil, errTruncatedTCP
 		}
 		return resp, nil
 	}
+}
+
+// maxDNSMessage is the largest DNS message (a TCP length prefix's limit,
+// and more than any UDP datagram carries).
+const maxDNSMessage = 65535
+
+var errTruncatedTCP = errors.New("answer truncated (TC) over TCP")
+
+// parseReply reads one message received for query q. It returns ours
+// false for a message that is not an answer to q (another ID, another
+// question, not a response, or too mangled to tell): the caller ignores
+// it. A message that is an answer to q but does not parse beyond its
+// question is an error: the server's answer is malformed.
+func parseReply(msg []byte, q *dns.Msg) (resp *dns.Msg, ours bool, err error) {
+	resp = new(dns.Msg)
+	uerr := resp.Unpack(msg)
+	if !resp.Response || resp.Opcode != dns.OpcodeQuery || resp.Id != q.Id ||
+		len(resp.Question) != 1 || !sameQuestion(resp.Question[0], q.Question[0]) {
+		return nil, false, nil
+	}
+	if uerr != nil {
+		return nil, true, fmt.Errorf("malformed answer: %w", uerr)
+	}
+	return resp, true, nil
 }
 
 func sameQuestion(a, b dns.Question) bool {

@@ -153,7 +153,7 @@ func (res gaiResult) toGo(k flightKey) ([]netip.Addr, error) {
 // SystemResolverStats is a snapshot of a SystemResolver's work.
 type SystemResolverStats struct {
 	InFlight int64 // getaddrinfo calls running now, abandoned ones included
-	Queued   int64 // lookups waiting for a free slot
+	Queued   int64 // lookups waiting for a free slot (held only by lookups still waited for)
 	// Abandoned counts calls every caller left before they returned;
 	// AbandonedDone those of them that have since returned and been freed.
 	Abandoned     uint64
@@ -162,6 +162,7 @@ type SystemResolverStats struct {
 	Shared        uint64 // lookups that joined an identical call in flight
 	Skipped       uint64 // lookups answered at once by the AI_ADDRCONFIG policy
 	ThreadErrors  uint64 // lookups failed with EAI_SYSTEM: no thread could be created
+	CapRefused    uint64 // lookups failed at once at the thread cap (MaxThreads)
 	// Threads is the process-wide getaddrinfo thread pool.
 	Threads GAIThreadStats
 }
@@ -169,7 +170,7 @@ type SystemResolverStats struct {
 type sysResolverCounters struct {
 	inFlight, queued                            atomic.Int64
 	abandoned, abandonedDone, completed, shared atomic.Uint64
-	skipped, threadErrors                       atomic.Uint64
+	skipped, threadErrors, capRefused           atomic.Uint64
 }
 
 // Stats returns a snapshot of r's counters.
@@ -184,6 +185,7 @@ func (r *SystemResolver) Stats() SystemResolverStats {
 		Shared:        c.shared.Load(),
 		Skipped:       c.skipped.Load(),
 		ThreadErrors:  c.threadErrors.Load(),
+		CapRefused:    c.capRefused.Load(),
 		Threads:       GAIThreads(),
 	}
 }

@@ -63,13 +63,23 @@ func (r *SystemResolver) enter(k flightKey, w *Waker, cb *asyncWaiter) *flight {
 	r.mu.Lock()
 	f := r.flights[k]
 	start := false
+	if f == nil && atThreadCap() {
+		// Fail fast rather than queue behind calls that may never return.
+		r.stats.capRefused.Add(1)
+		r.mu.Unlock()
+		f = &flight{done: make(chan struct{}), err: threadCapError(k), state: flightDone}
+		close(f.done)
+		if cb != nil {
+			cb.done(nil, f.err)
+		}
+		return f
+	}
 	if f == nil {
 		f = &flight{done: make(chan struct{})}
 		r.flights[k] = f
 		select {
 		case r.slots <- struct{}{}:
 			f.state, start = flightRunning, true
-			r.stats.inFlight.Add(1)
 		default:
 			var queueCtx context.Context
 			queueCtx, f.cancel = context.WithCancel(context.Background())
@@ -119,8 +129,13 @@ func (r *SystemResolver) leaveLocked(k flightKey, f *flight) {
 	case flightQueued:
 		f.cancel()
 	case flightRunning:
+		// The call goes on in glibc, but nobody waits for it: its slot
+		// goes to the next lookup at once (a burst of silent names must
+		// not hold up a healthy one), and the call counts only against
+		// the process's thread cap until it returns.
 		f.state = flightAbandoned
 		r.stats.abandoned.Add(1)
+		<-r.slots
 	}
 }
 
@@ -142,45 +157,50 @@ func (r *SystemResolver) queue(ctx context.Context, k flightKey, f *flight) {
 		return
 	}
 	f.state = flightRunning
-	r.stats.inFlight.Add(1)
 	r.mu.Unlock()
+	if atThreadCap() {
+		r.stats.capRefused.Add(1)
+		r.settle(k, f, nil, threadCapError(k))
+		return
+	}
 	r.submit(k, f, nil)
 }
 
 // submit hands f's call to a getaddrinfo thread; f holds a slot.
 func (r *SystemResolver) submit(k flightKey, f *flight, w *Waker) {
+	busyCalls.Add(1)
+	r.stats.inFlight.Add(1)
 	err := gaiSubmit(k.host, k.family, w, func(res gaiResult) { r.finish(k, f, res) })
 	if err != nil {
-		r.release()
+		busyCalls.Add(-1)
+		r.stats.inFlight.Add(-1)
 		r.stats.threadErrors.Add(1)
 		errno, _ := err.(syscall.Errno)
-		r.complete(k, f, nil, &race.ResolveError{Host: k.host, Family: k.family, Code: race.EAI_SYSTEM, Errno: errno, Err: errNoThread})
+		r.settle(k, f, nil, &race.ResolveError{Host: k.host, Family: k.family, Code: race.EAI_SYSTEM, Errno: errno, Err: errNoThread})
 	}
 }
 
-// finish runs on the dispatcher goroutine once getaddrinfo has returned and
-// its addrinfo list has been freed.
+// finish runs once getaddrinfo has returned and its addrinfo list has been
+// freed (on the dispatcher goroutine, or a HarvestLookups caller).
 func (r *SystemResolver) finish(k flightKey, f *flight, res gaiResult) {
-	r.release()
+	busyCalls.Add(-1)
+	r.stats.inFlight.Add(-1)
 	r.stats.completed.Add(1)
 	addrs, err := res.toGo(k)
-	r.complete(k, f, addrs, err)
+	r.settle(k, f, addrs, err)
 }
 
-func (r *SystemResolver) release() {
-	<-r.slots
-	r.stats.inFlight.Add(-1)
-}
-
-// complete answers every caller of f, unless they have all left (then
-// the answer is dropped, and counted).
-func (r *SystemResolver) complete(k flightKey, f *flight, addrs []netip.Addr, err error) {
+// settle ends f: its slot is given back (an abandoned flight gave it back
+// when it was abandoned, and its answer is dropped and counted), and every
+// caller still there gets the answer.
+func (r *SystemResolver) settle(k flightKey, f *flight, addrs []netip.Addr, err error) {
 	r.mu.Lock()
 	if f.state == flightAbandoned {
 		r.mu.Unlock()
 		r.stats.abandonedDone.Add(1)
 		return
 	}
+	<-r.slots
 	r.forget(k, f)
 	f.addrs, f.err, f.state = addrs, err, flightDone
 	var answer []*asyncWaiter

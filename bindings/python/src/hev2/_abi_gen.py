@@ -256,6 +256,8 @@ class StatsInfo(Structure):
         ("lookups_abandoned", c_uint64),
         ("resolver_threads", c_uint64),
         ("max_lookups", c_uint64),
+        ("max_resolver_threads", c_uint64),
+        ("lookups_refused", c_uint64),
     ]
 
 
@@ -360,7 +362,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_stats_info": (
-        120,
+        136,
         {
             "size": 0,
             "handles_created": 8,
@@ -377,6 +379,8 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "lookups_abandoned": 96,
             "resolver_threads": 104,
             "max_lookups": 112,
+            "max_resolver_threads": 120,
+            "lookups_refused": 128,
         },
     ),
 }

@@ -129,7 +129,7 @@ module Hev2
       hev2_result_info: 320,
       hev2_attempt_info: 112,
       hev2_event_info: 272,
-      hev2_stats_info: 120,
+      hev2_stats_info: 136,
     }.freeze
 
     # offsetof of every member of each struct.
@@ -223,6 +223,8 @@ module Hev2
         lookups_abandoned: 96,
         resolver_threads: 104,
         max_lookups: 112,
+        max_resolver_threads: 120,
+        lookups_refused: 128,
       }.freeze,
     }.freeze
   end

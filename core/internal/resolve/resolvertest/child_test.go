@@ -42,6 +42,7 @@ type childArgs struct {
 	MaxInFlight int
 	Port        uint16
 	IdleMS      int
+	MaxThreads  int // the resolver thread cap (0: the default)
 }
 
 // lookupOutcome is one family's answer as the child saw it.
@@ -110,7 +111,12 @@ func runChild(a childArgs) (any, error) {
 	if a.IdleMS > 0 {
 		resolve.SetGAIThreadIdleTimeout(time.Duration(a.IdleMS) * time.Millisecond)
 	}
+	if a.MaxThreads > 0 {
+		resolve.SetMaxThreads(a.MaxThreads)
+	}
 	switch a.Mode {
+	case "starve":
+		return childStarve(a)
 	case "lookup":
 		return childLookup(a)
 	case "emfile":
@@ -185,6 +191,13 @@ func lookupAll(ctx context.Context, r core.Resolver, a childArgs) []lookupOutcom
 	return outs
 }
 
+// lookupOne looks up one family of host.
+func lookupOne(ctx context.Context, r core.Resolver, host string, f core.Family) lookupOutcome {
+	start := time.Now()
+	addrs, err := r.LookupFamily(ctx, host, f)
+	return outcome(f, addrs, err, time.Since(start))
+}
+
 func childLookup(a childArgs) (any, error) {
 	r, err := childResolver(a)
 	if err != nil {
@@ -236,6 +249,7 @@ type floodReport struct {
 	MaxPoolThreads                     int // getaddrinfo threads alive at once
 	Bound                              int
 	Answered, Canceled, Other          int
+	CapRefused                         int // failed at once at the thread cap
 	OtherSample                        string
 	GoroutinesBefore, GoroutinesAfter  int
 	ElapsedMS                          float64
@@ -285,6 +299,8 @@ func childFlood(a childArgs) (any, error) {
 				rep.Answered++
 			} else if errors.Is(err, context.DeadlineExceeded) {
 				rep.Canceled++
+			} else if errors.Is(err, resolve.ErrThreadCap) {
+				rep.CapRefused++
 			} else {
 				rep.Other++
 				rep.OtherSample = fmt.Sprint(err)
@@ -513,4 +529,95 @@ func openFDs() int {
 		return -1
 	}
 	return len(entries)
+}
+
+// starveReport is what a burst of abandoned lookups left for the next ones.
+type starveReport struct {
+	N                    int
+	Outcomes             map[string]int // how the burst's lookups ended
+	BusyAfterBurst       int            // getaddrinfo calls still in glibc after the burst
+	HostsFile, Healthy   lookupOutcome  // the lookups made right after the burst
+	BusyAfterHealthy     int            // calls still in glibc when both had answered
+	MaxPoolThreads       int
+	MaxThreads, Baseline int
+	Stats                core.SystemResolverStats
+}
+
+// childStarve: N lookups of distinct silent names, every one released
+// (canceled) once all have been made, then at once a hosts-file name and a
+// name the DNS server answers, while the abandoned calls are still inside
+// glibc.
+func childStarve(a childArgs) (any, error) {
+	r := core.NewSystemResolver(0)
+	rep := starveReport{N: a.N, Outcomes: map[string]int{}}
+	r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	resolve.AddrConfigFamilies()
+	rep.Baseline = resolvertest.OSThreads()
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if n := resolvertest.OSThreads(); n > rep.MaxThreads {
+				rep.MaxThreads = n
+			}
+			if n := resolve.GAIThreads().Threads; n > rep.MaxPoolThreads {
+				rep.MaxPoolThreads = n
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	ctx, release := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := 0; i < a.N; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := r.LookupFamily(ctx, "n"+strconv.Itoa(i)+"."+a.Host, core.IPv4)
+			kind := "other: " + fmt.Sprint(err)
+			switch {
+			case err == nil:
+				kind = "answered"
+			case errors.Is(err, context.Canceled):
+				kind = "released"
+			case errors.Is(err, resolve.ErrThreadCap):
+				kind = "refused at the thread cap"
+			}
+			mu.Lock()
+			rep.Outcomes[kind]++
+			mu.Unlock()
+		}()
+	}
+	// Every lookup is made (running or queued) before all are released.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		st := r.Stats()
+		if int(st.InFlight+st.Queued+int64(st.CapRefused)) >= a.N || st.Queued > 0 && int(st.InFlight+st.Queued) >= a.N-int(st.CapRefused) {
+			break
+		}
+	}
+	release()
+	wg.Wait()
+	rep.BusyAfterBurst = resolve.BusyCalls()
+	// Both at once, as a connect would ask.
+	var both sync.WaitGroup
+	both.Add(2)
+	go func() {
+		defer both.Done()
+		rep.HostsFile = lookupOne(context.Background(), r, "hosted.test", core.IPv4)
+	}()
+	go func() {
+		defer both.Done()
+		rep.Healthy = lookupOne(context.Background(), r, "good.test", core.IPv4)
+	}()
+	both.Wait()
+	rep.BusyAfterHealthy = resolve.BusyCalls()
+	close(stop)
+	<-sampled
+	rep.Stats = r.Stats()
+	return rep, nil
 }

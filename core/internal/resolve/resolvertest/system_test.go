@@ -203,27 +203,29 @@ func TestSystemEAISystemErrno(t *testing.T) {
 	}
 }
 
-// 10,000 lookups at once against a server that never answers: the thread
-// count stays under the bound plus a small constant, every caller gets its
-// timeout, and the process lives.
+// 10,000 lookups at once against a server that never answers: at most the
+// in-flight bound of them are waited for at once, an abandoned call gives
+// its slot up at once and counts against the thread cap instead, so the
+// threads stay under that cap plus a small constant; every caller gets its
+// timeout or, at the cap, a fast EAI_SYSTEM/EAGAIN; the process lives.
 func TestSystemFloodBoundsThreads(t *testing.T) {
 	ns, srv := testNamespace(t, resolvertest.Stack{})
 	srv.Set("*.silent.test", 0, testdns.Behaviour{Never: true})
-	const n, bound = 10000, 32
+	const n, bound, threadCap = 10000, 32, 96
 	var rep floodReport
-	inChild(t, ns, childArgs{Mode: "flood", Host: "silent.test", N: n, MaxInFlight: bound, TimeoutMS: 200, IdleMS: 100}, &rep)
+	inChild(t, ns, childArgs{Mode: "flood", Host: "silent.test", N: n, MaxInFlight: bound, MaxThreads: threadCap, TimeoutMS: 200, IdleMS: 100}, &rep)
 	t.Logf("%+v", rep)
-	if rep.Canceled != n {
-		t.Errorf("%d of %d callers got their timeout; others: %d (%s)", rep.Canceled, n, rep.Other, rep.OtherSample)
+	if rep.Canceled+rep.CapRefused != n || rep.Other != 0 {
+		t.Errorf("%d of %d callers got their timeout, %d were refused at the thread cap; others: %d (%s)", rep.Canceled, n, rep.CapRefused, rep.Other, rep.OtherSample)
 	}
-	if rep.MaxPoolThreads != bound {
-		t.Errorf("at most %d getaddrinfo threads alive at once, want the bound %d", rep.MaxPoolThreads, bound)
+	if rep.MaxPoolThreads > threadCap || rep.MaxPoolThreads < bound {
+		t.Errorf("at most %d getaddrinfo threads alive at once, want between the bound %d and the cap %d", rep.MaxPoolThreads, bound, threadCap)
 	}
 	// The small constant: Ms the Go runtime adds under this load (about one
 	// per P, plus those in syscalls such as the sampler's), never given back.
 	slack := runtime.GOMAXPROCS(0) + 8
-	if rep.MaxThreads > rep.Baseline+bound+slack {
-		t.Errorf("peak threads %d, baseline %d, bound %d", rep.MaxThreads, rep.Baseline, bound)
+	if rep.MaxThreads > rep.Baseline+threadCap+slack {
+		t.Errorf("peak threads %d, baseline %d, cap %d", rep.MaxThreads, rep.Baseline, threadCap)
 	}
 	st := rep.Stats
 	if st.InFlight != 0 || st.Queued != 0 || st.Abandoned != st.AbandonedDone || st.Threads.Threads != 0 {
@@ -433,4 +435,40 @@ func pidsCgroup(t *testing.T) string {
 		t.Errorf("cgroup %s not removed", dir)
 	})
 	return dir
+}
+
+// A burst of 2,000 lookups of distinct silent names, all released: their
+// calls stay inside glibc until its timeout, but they hold no slot, so a
+// hosts-file name and a name the server answers resolve at once, while the
+// abandoned calls are still there.
+func TestSystemAbandonedBurstNeverStarves(t *testing.T) {
+	ns, srv := testNamespace(t, resolvertest.Stack{})
+	srv.Set("*.silent.test", 0, testdns.Behaviour{Never: true})
+	srv.Set("good.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}})
+	if err := ns.WriteEtc("hosts", resolvertest.Hosts+"198.18.0.77 hosted.test\n"); err != nil {
+		t.Fatal(err)
+	}
+	const n = 2000
+	var rep starveReport
+	inChild(t, ns, childArgs{Mode: "starve", Host: "silent.test", N: n}, &rep)
+	t.Logf("burst: %v; in glibc after it: %d; hosts-file lookup %.1f ms, DNS lookup %.1f ms; in glibc then: %d; "+
+		"pool threads at most %d (cap %d), process threads %d -> at most %d",
+		rep.Outcomes, rep.BusyAfterBurst, rep.HostsFile.ElapsedMS, rep.Healthy.ElapsedMS, rep.BusyAfterHealthy,
+		rep.MaxPoolThreads, core.MaxResolverThreads(), rep.Baseline, rep.MaxThreads)
+	if rep.Outcomes["released"]+rep.Outcomes["refused at the thread cap"] != n {
+		t.Errorf("the burst ended otherwise: %v", rep.Outcomes)
+	}
+	if len(rep.HostsFile.Addrs) != 1 || rep.HostsFile.Addrs[0] != "198.18.0.77" {
+		t.Errorf("hosts-file name: %+v", rep.HostsFile)
+	}
+	if len(rep.Healthy.Addrs) != 1 || rep.Healthy.Addrs[0] != v4addr.String() {
+		t.Errorf("healthy name: %+v", rep.Healthy)
+	}
+	// The proof that they did not wait for the burst: it was still there.
+	if rep.BusyAfterHealthy == 0 {
+		t.Errorf("the abandoned calls had all returned before the healthy lookups did (%+v)", rep)
+	}
+	if rep.MaxPoolThreads > core.MaxResolverThreads() {
+		t.Errorf("%d getaddrinfo threads, over the cap %d", rep.MaxPoolThreads, core.MaxResolverThreads())
+	}
 }
