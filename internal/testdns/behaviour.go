@@ -26,6 +26,18 @@ type Behaviour struct {
 	// RejectEDNS answers FORMERR to queries that carry an EDNS0 record, as
 	// servers that predate EDNS0 do; queries without one get the answer.
 	RejectEDNS bool
+
+	// Hostile or broken servers (the built-in resolver's tests):
+
+	// Raw, when set, replaces the answer: the server writes each message
+	// Raw returns, byte for byte, over the protocol the query came by (a
+	// TCP message gets its length prefix). A message may be malformed,
+	// oversized, for another ID or question, anything.
+	Raw func(query *dns.Msg, proto string) [][]byte
+	// Forge, when set, is written before the answer to a UDP query from
+	// another socket of the server's (same address, another port): an
+	// answer from the wrong source, which a client must not take.
+	Forge func(query *dns.Msg) []byte
 }
 
 // Answer answers at once with addrs.
@@ -56,6 +68,8 @@ func (b Behaviour) String() string {
 	switch {
 	case b.Never:
 		return "never"
+	case b.Raw != nil:
+		s = "raw"
 	case b.Rcode == dns.RcodeNameError:
 		s = "NXDOMAIN"
 	case b.Rcode != dns.RcodeSuccess:
@@ -64,6 +78,9 @@ func (b Behaviour) String() string {
 		s = "NODATA"
 	default:
 		s = fmt.Sprint(b.Addrs)
+	}
+	if b.Forge != nil {
+		s = "forged+" + s
 	}
 	if b.Truncate {
 		s = "TC→TCP " + s

@@ -184,6 +184,9 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if b.Never {
 		return
 	}
+	if b.Forge != nil && proto == "udp" {
+		forge(w, b.Forge(r))
+	}
 	if b.Delay > 0 {
 		// Answer later from another goroutine: a TCP connection must stay
 		// able to carry other queries meanwhile.
@@ -192,13 +195,39 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 			defer s.pending.Done()
 			select {
 			case <-time.After(b.Delay):
-				w.WriteMsg(answer(r, q, b, proto))
+				reply(w, r, q, b, proto)
 			case <-s.closed:
 			}
 		}()
 		return
 	}
-	w.WriteMsg(answer(r, q, b, proto))
+	reply(w, r, q, b, proto)
+}
+
+// reply writes b's answer to r: Raw's messages as they are, else the
+// table's answer.
+func reply(w dns.ResponseWriter, r *dns.Msg, q dns.Question, b Behaviour, proto string) {
+	if b.Raw == nil {
+		w.WriteMsg(answer(r, q, b, proto))
+		return
+	}
+	for _, msg := range b.Raw(r, proto) {
+		w.Write(msg)
+	}
+}
+
+// forge sends msg to w's client from a socket that is not the server's.
+func forge(w dns.ResponseWriter, msg []byte) {
+	local, ok := w.LocalAddr().(*net.UDPAddr)
+	if !ok {
+		return
+	}
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: local.IP})
+	if err != nil {
+		return
+	}
+	defer c.Close()
+	c.WriteTo(msg, w.RemoteAddr())
 }
 
 func (s *Server) behaviourFor(q dns.Question, proto string) Behaviour {
