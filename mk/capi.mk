@@ -186,3 +186,13 @@ $(BUILD)/tests/c/bench_dlopen: tests/c/bench_dlopen.c $(CAPI_TEST_DEPS)
 
 bench-capi: capi $(CAPI_BENCH_BINS) ## plain C vs libhev2 connects, interleaved, plus syscalls per connect
 	tests/c/bench_capi.sh $(BUILD)
+
+# ---- soak (not part of make test) ------------------------------------------------
+.PHONY: soak
+$(BUILD)/tests/c/soak: tests/c/soak.c $(CAPI_TEST_DEPS) $(CAPI_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
+
+SOAK_N ?= 500000
+soak: capi-lib $(BUILD)/tests/c/soak ## SOAK_N (500,000) connects through the C ABI, sampled: RSS, fds, threads, handles stay flat
+	$(BUILD)/tests/c/soak $(SOAK_N)
