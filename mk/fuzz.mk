@@ -1,0 +1,44 @@
+# fuzz: Go native fuzz targets (go test -fuzz) of every parser of outside
+# text: capi's static_hosts, nameservers and local_host (internal/cparse),
+# ports (core.ParsePort), hosts and resolv.conf files, and the built-in
+# resolver's reply handling (parseReply, answerAddrs).
+#
+# Each target's seeds (f.Add, plus testdata/fuzz/<Target>/ in its package)
+# also run as plain tests in every `go test`. `make test` runs each target
+# for FUZZTIME (8 s: about a minute and a half in all); `make fuzz` for
+# FUZZ_LONG each (default 5 min: `make fuzz FUZZ_LONG=1h`), or one target:
+#   go test -run '^$' -fuzz '^FuzzParseReply$' -fuzztime 1h ./core/internal/resolve
+# An input that fails is written to the package's testdata/fuzz/<Target>/:
+# commit it with the fix, and it stays a test. FUZZ_PARALLEL workers (2:
+# the machines are shared); the corpus grown meanwhile stays in go env
+# GOCACHE, nothing is written under $(BUILD).
+TEST_TARGETS += test-fuzz
+
+FUZZ_TARGETS := \
+	./internal/cparse:FuzzStaticHosts \
+	./internal/cparse:FuzzNameservers \
+	./internal/cparse:FuzzLocalHost \
+	./core:FuzzParsePort \
+	./core/internal/resolve:FuzzParseHosts \
+	./core/internal/resolve:FuzzParseResolvConf \
+	./core/internal/resolve:FuzzAnswerAddrs \
+	./core/internal/resolve:FuzzParseReply
+FUZZTIME      ?= 8s
+FUZZ_LONG     ?= 5m
+FUZZ_PARALLEL ?= 2
+
+# $(call fuzz-each,TIME): every target in turn for TIME.
+define fuzz-each
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	  pkg=$${t%%:*}; fn=$${t##*:}; echo "-- $$fn ($$pkg, $(1))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(1) -fuzzminimizetime 2s \
+	    -parallel $(FUZZ_PARALLEL) $$pkg; \
+	done
+endef
+
+.PHONY: test-fuzz fuzz
+test-fuzz: ## a short run of every Go fuzz target (FUZZTIME each, 8s)
+	$(call fuzz-each,$(FUZZTIME))
+
+fuzz: ## every Go fuzz target for FUZZ_LONG each (5m; make fuzz FUZZ_LONG=1h)
+	$(call fuzz-each,$(FUZZ_LONG))
