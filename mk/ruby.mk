@@ -35,7 +35,7 @@ RUBY_EACH = set -e; for r in $(RUBIES); do \
 	v=$$("$$r" -e 'print RUBY_VERSION') || { echo "$@: $$r does not run" >&2; exit 1; }; \
 	echo "== $@ on Ruby $$v ($$r)";
 
-.PHONY: test-ruby test-ruby-unit test-ruby-scenarios package-ruby bench-ruby rubies ruby-ext
+.PHONY: test-ruby test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers package-ruby bench-ruby rubies ruby-ext
 
 # The gem's C extension (Hev2::NoGVL, ext/hev2_wait), built by each Ruby of
 # $(RUBIES) into $(RUBY_EXT_DIR)/<version>/hev2/hev2_wait.so, with -Werror.
@@ -49,7 +49,7 @@ ruby-ext: rubies ## the gem's C extension (hev2_wait.so) for each Ruby of RUBIES
 			env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES make -s >/dev/null && cp hev2_wait.so hev2/); \
 	done
 
-test-ruby: test-ruby-unit test-ruby-scenarios package-ruby ## test-ruby-unit, test-ruby-scenarios and package-ruby on each Ruby of RUBIES
+test-ruby: test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers package-ruby ## the unit tests, scenario suite, differential test, Fiber scheduler test and gem build on each Ruby of RUBIES
 
 # Builds the Rubies of $(RUBIES) that scripts/build-ruby.sh provides (once;
 # a cached build is only checked). Other entries must exist already.
@@ -70,6 +70,17 @@ test-ruby-scenarios: capi-lib testbed-tools rubies ruby-ext ## the scenario suit
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-ruby-scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(RUBY_EACH) \
 		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $(BUILD)/hev2-testbed suite --client "$$r $(RUBY_CLIENT_CMD)"; \
+	done
+
+# The differential test (bindings/ruby/test/differential): the same inputs
+# through Socket.tcp and Hev2.tcp, TCPSocket.new with and without
+# hev2/replace, in the test bed's client namespace (names through the bed's
+# DNS server, literals on loopback); prints the table, fails on any
+# difference that is not documented (root only).
+test-ruby-differential: capi-lib testbed-tools rubies ruby-ext ## Socket.tcp/TCPSocket.new vs Hev2.tcp/hev2/replace on the test bed, a table per Ruby of RUBIES (root)
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-ruby-differential needs root (network namespaces)"; exit 0; fi; \
+	$(RUBY_EACH) \
+		$(RUBY_ENV) HEV2_EXPECT_EXT=1 "$$r" $(RUBY_DIR)/test/differential/run.rb $(abspath $(BUILD))/hev2-testbed -I$(RUBY_EXT_DIR)/$$v; \
 	done
 
 # `gem build` in a staging copy that carries libhev2.so inside the gem, then

@@ -76,8 +76,9 @@ module Hev2
     def socket(klass, host, port, local_host, local_port, resolv_timeout, connect_timeout,
                open_timeout, fast_fallback, more)
       if plain?(host, port, local_host, local_port, resolv_timeout, connect_timeout,
-                open_timeout, fast_fallback, more)
-        Connector.connect(Arguments.host_name(host), port, nil, klass)
+                open_timeout, fast_fallback, more) &&
+         (name = Arguments.host_name(host))
+        Connector.connect(name, port, nil, klass)
       else
         req = Arguments.build(host, port, local_host, local_port, resolv_timeout,
                               connect_timeout, open_timeout, fast_fallback, more)

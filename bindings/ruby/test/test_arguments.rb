@@ -26,18 +26,27 @@ class TestArguments < Minitest::Test
   def test_ports_as_socket_tcp_takes_them
     assert_equal 8080, build("h", "8080").port
     assert_equal 80, build("h", "http").port
-    assert_raises(ArgumentError) { build("h", 70_000) }
-    assert_raises(ArgumentError) { build("h", -1) }
-    assert_raises(ArgumentError) { build("h", "no-such-service-hev2") }
+    # out of range (getaddrinfo would wrap them) and port 0: documented differences
+    [70_000, -1, 0, nil, "", "65536"].each { |p| assert_raises(ArgumentError, p.inspect) { build("h", p) } }
+    # an unknown service is getaddrinfo's EAI_SERVICE, as in Ruby
+    e = assert_raises(SocketError) { build("h", "no-such-service-hev2") }
+    assert_equal Socket::EAI_SERVICE, e.error_code
     assert_raises(TypeError) { build("h", 1.5) }
   end
 
   def test_host_checks
-    assert_raises(TypeError) { build(42) }
-    assert_raises(ArgumentError) { build("") }
+    assert_equal "0.0.0.42", build(42).host # an Integer is an IPv4 address, as in ext/socket
+    assert_raises(TypeError) { build(1.5) }
+    assert_nil build("").host # "" is getaddrinfo(NULL): loopback, as in Ruby
+    assert_equal "0.0.0.0", build("<any>").host
     assert_raises(ArgumentError) { build("a\0b") }
-    e = assert_raises(ArgumentError) { build("[::1]") }
-    assert_match(/without brackets/, e.message)
+    assert_raises(ArgumentError) { build("a" * 1025) }
+    e = assert_raises(SocketError) { build("[::1]") } # getaddrinfo's answer
+    assert_equal Socket::EAI_NONAME, e.error_code
+    assert_equal Socket::EAI_NONAME, assert_raises(SocketError) { build("a" * 300) }.error_code
+    assert_equal "::1", build("::1%1").host # the kernel ignores a zone off link-local
+    assert_equal "fe80::1%1", build("fe80::1%1").host
+    assert_raises(SocketError) { build("::1%nosuchif") }
     assert_nil build(nil).host
   end
 

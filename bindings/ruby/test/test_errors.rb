@@ -33,7 +33,15 @@ class TestErrors < Minitest::Test
 
   def test_timeouts_as_the_running_ruby_raises_them
     assert_instance_of Errno::ETIMEDOUT, E.timeout(:connect_timeout, "h", 1)
-    assert_instance_of Errno::ETIMEDOUT, E.timeout(:resolv_timeout, "h", 1)
+    resolv = E.timeout(:resolv_timeout, "h", 1)
+    if RUBY_VERSION >= "3.4" # Happy Eyeballs Socket.tcp
+      assert_instance_of Errno::ETIMEDOUT, resolv
+    else # the getaddrinfo timeout of Addrinfo.getaddrinfo(timeout:)
+      assert_kind_of SocketError, resolv
+      assert_equal Socket::EAI_AGAIN, resolv.error_code
+    end
+    tcp = E.timeout(:connect_timeout, "127.0.0.1", 1, TCPSocket, Hev2::Request.new(fast_fallback: true))
+    assert_instance_of(defined?(IO::TimeoutError) ? IO::TimeoutError : Errno::ETIMEDOUT, tcp)
     open = E.timeout(:open_timeout, "h", 1)
     assert_instance_of(defined?(IO::TimeoutError) ? IO::TimeoutError : Errno::ETIMEDOUT, open)
     assert_match(/user specified timeout/, open.message)

@@ -46,9 +46,9 @@ module Hev2
       end
 
       Request.new(
-        host: host_name(host),
+        host: (name = host_name(host)),
         port: port_number(port, "port"),
-        local_host: local_address(local_host),
+        local_host: local_address(local_host, name),
         local_port: local_port.nil? ? 0 : port_number(local_port, "local_port"),
         resolv_timeout: duration(resolv_timeout, "resolv_timeout"),
         connect_timeout: duration(connect_timeout, "connect_timeout"),
@@ -68,48 +68,93 @@ module Hev2
       )
     end
 
-    # nil stands for the loopback addresses, as getaddrinfo(NULL, ...) does.
+    # What Ruby's own socket calls accept as a host (ext/socket's host_str):
+    # nil and "" are the loopback addresses (getaddrinfo(NULL, ...)),
+    # "<any>" / "<broadcast>" are 0.0.0.0 / 255.255.255.255, an Integer is
+    # an IPv4 address in host order. What getaddrinfo would refuse raises the
+    # same Socket::ResolutionError (SocketError before 3.3) it would: "[::1]"
+    # (EAI_NONAME), a zone that is no interface index on a non-link-local
+    # address (getaddrinfo's rule). Names over 1024 bytes are an
+    # ArgumentError as in Ruby; over 253 (RFC 1035) the name cannot exist.
     def host_name(host)
       return nil if host.nil?
+      return int_address(host) if host.is_a?(Integer)
+
       name = String.try_convert(host) or
-        raise TypeError, "host must be a String, not #{host.class}"
-      raise ArgumentError, "host is empty" if name.empty?
-      raise ArgumentError, "host contains a NUL byte" if name.include?("\0")
-      # getaddrinfo would answer EAI_NONAME for "[::1]"; say what to write.
-      raise ArgumentError, "host #{name.inspect}: write IPv6 literals without brackets" if name.start_with?("[")
+        raise TypeError, "no implicit conversion of #{host.class} into String"
+      raise ArgumentError, "string contains null byte" if name.include?("\0")
+      raise ArgumentError, "hostname too long (#{name.bytesize})" if name.bytesize >= 1025
+      return nil if name.empty?
+      return "0.0.0.0" if name == "<any>"
+      return "255.255.255.255" if name == "<broadcast>"
+      raise Errors.resolution(Errors::EAI_NONAME, 0, name, nil) if name.start_with?("[") || name.bytesize > 253
+      return zoned(name) if name.include?("%")
+      name
+    end
+
+    def int_address(n)
+      raise RangeError, "integer #{n} too big to convert to an IPv4 address" unless n.bit_length <= 64
+      [n & 0xffff_ffff].pack("N").unpack("C4").join(".")
+    end
+
+    # An IPv6 literal with a zone: checked numerically by getaddrinfo
+    # (AI_NUMERICHOST: no lookup), as Ruby's own calls have it checked. The
+    # kernel ignores a zone on a non-link-local address: it is dropped.
+    def zoned(name)
+      begin
+        Addrinfo.getaddrinfo(name, nil, nil, :STREAM, nil, Socket::AI_NUMERICHOST)
+      rescue SocketError => e
+        code = e.respond_to?(:error_code) ? e.error_code : Errors::EAI_NONAME
+        raise Errors.resolution(code || Errors::EAI_NONAME, 0, name, nil)
+      end
+      addr, = name.split("%", 2)
+      IPAddr.new(addr).link_local? ? name : addr
+    rescue IPAddr::Error
       name
     end
 
     # An Integer, a numeric String, or a service name from /etc/services
-    # ("http"), like Socket.tcp.
+    # ("http"), like Socket.tcp. An unknown service is getaddrinfo's
+    # EAI_SERVICE, as in Ruby. Port 0 (also nil and "", which Ruby sends as
+    # 0) and ports beyond 0..65535 (which getaddrinfo silently wraps) are an
+    # ArgumentError: a documented difference.
     def port_number(value, what)
       n = case value
+          when nil then 0
           when Integer then value
           when String
-            if /\A[0-9]+\z/.match?(value)
+            if value.empty?
+              0
+            elsif /\A[0-9]+\z/.match?(value)
               value.to_i
             else
               begin
                 Socket.getservbyname(value, "tcp")
               rescue SocketError
-                raise ArgumentError, "#{what} #{value.inspect} is not a number nor a known TCP service"
+                raise Errors.resolution(Errors::EAI_SERVICE, 0, nil, value)
               end
             end
           else
             raise TypeError, "#{what} must be an Integer or a String, not #{value.class}"
           end
-      raise ArgumentError, "#{what} #{n} out of range 0..65535" unless (0..65_535).cover?(n)
+      raise ArgumentError, "#{what} #{n} out of range 1..65535" unless (1..65_535).cover?(n) || (what == "local_port" && n.zero?)
       n
     end
 
     # The core binds an IP literal. A name is resolved here, once, by the
     # system resolver, as Socket.tcp does with local_host.
-    def local_address(value)
+    # A name's address of the family of a literal remote host, when it has
+    # one (Ruby tries local addresses of the remote's family).
+    def local_address(value, remote = nil)
       return nil if value.nil?
+      return int_address(value) if value.is_a?(Integer)
       name = String.try_convert(value) or
-        raise TypeError, "local_host must be a String, not #{value.class}"
+        raise TypeError, "no implicit conversion of #{value.class} into String"
       return IPAddr.new(name).to_s if ip_literal?(name)
-      ai = Addrinfo.getaddrinfo(name, nil, nil, :STREAM).first or
+      return nil if name.empty?
+      ais = Addrinfo.getaddrinfo(name, nil, nil, :STREAM)
+      want = remote && ip_literal?(remote) ? (remote.include?(":") ? :ipv6? : :ipv4?) : nil
+      ai = (want && ais.find(&want)) || ais.first or
         raise SocketError, "local_host #{name.inspect}: no address"
       ai.ip_address
     end

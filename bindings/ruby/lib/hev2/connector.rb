@@ -108,7 +108,7 @@ module Hev2
           else
             wait(conn, s, host, port)
           end
-          sock = outcome(conn, s, host, port, req&.trace, klass)
+          sock = outcome(conn, s, host, port, req&.trace, klass, req)
           # An interrupt that arrived after the wait is raised when this
           # block ends: the socket must not leak to nobody.
           if Thread.pending_interrupt?
@@ -192,7 +192,7 @@ module Hev2
     end
 
     # Turns a done handle's result into a Socket or raises its error.
-    def outcome(conn, s, host, port, trace, klass)
+    def outcome(conn, s, host, port, trace, klass, req = nil)
       base = Scratch::RESULT
       status = s.i32(base + L::RESULT[:status])
       Events.replay(conn, s, s.i32(base + L::RESULT[:n_events]), trace) if trace
@@ -212,10 +212,10 @@ module Hev2
       when N::ECONNECT
         errno = s.i32(base + L::RESULT[:error])
         raise Errors.connection(errno.zero? ? Errno::ECONNREFUSED::Errno : errno, host, port, N.errmsg(conn))
-      when N::ERESOLVE then raise resolve_error(conn, s, host, port)
+      when N::ERESOLVE then raise resolve_error(conn, s, host, port, klass, req)
       when N::ETIMEOUT
         kind = Native::TIMEOUT_KINDS[s.i32(base + L::RESULT[:timeout])] || :open_timeout
-        e = Errors.timeout(kind, host, port)
+        e = Errors.timeout(kind, host, port, klass, req)
         e.extend(Failure).hev2_timeout = kind
         raise e
       else
@@ -225,9 +225,12 @@ module Hev2
 
     # The last family's resolution error (the library puts the code that
     # wins in .eai); EAI_SYSTEM carries the errno of the resolver thread.
-    def resolve_error(conn, s, host, port)
+    def resolve_error(conn, s, host, port, klass = Socket, req = nil)
       base = Scratch::RESULT
       eai = s.i32(base + L::RESULT[:eai])
+      if req&.local_host && defined?(Socket::EAI_ADDRFAMILY) && eai == Socket::EAI_ADDRFAMILY
+        return Errors.local_family(req, host, port, klass)
+      end
       errno = 0
       2.times do |i|
         lk = base + L::RESULT[:lookups] + i * L::LOOKUP_SIZE

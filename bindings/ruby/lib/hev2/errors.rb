@@ -62,17 +62,41 @@ module Hev2
       ResolutionError.new(msg, eai)
     end
 
-    # A timeout the caller gave, raised as the running Ruby's Socket.tcp
-    # raises it: Errno::ETIMEDOUT "user specified timeout" for resolv_timeout
-    # and connect_timeout; IO::TimeoutError for open_timeout where it exists
-    # (Ruby 3.2+), Errno::ETIMEDOUT before.
-    def timeout(kind, host, port)
+    # A timeout the caller gave, raised as the running Ruby raises it:
+    # open_timeout: IO::TimeoutError where it exists (3.2+; what Ruby 4.0
+    # raises), Errno::ETIMEDOUT on 3.1. connect_timeout: Errno::ETIMEDOUT
+    # "user specified timeout" (Socket.tcp); TCPSocket.new (hev2/replace)
+    # raises IO::TimeoutError where Ruby's own TCPSocket.new waits with
+    # IO#wait (3.2+: on 3.4 only off its Happy Eyeballs path, i.e. an IP
+    # literal or fast_fallback: false). resolv_timeout: Errno::ETIMEDOUT
+    # from 3.4 (Ruby's Happy Eyeballs); before, the getaddrinfo timeout's
+    # resolution error (EAI_AGAIN: SocketError, Socket::ResolutionError on
+    # 3.3).
+    def timeout(kind, host, port, klass = ::Socket, req = nil)
       msg = "user specified timeout (#{kind}) for #{target(host, port)}"
-      if kind == :open_timeout && defined?(::IO::TimeoutError)
-        ::IO::TimeoutError.new(msg)
-      else
-        Errno::ETIMEDOUT.new(msg)
+      io_timeout = defined?(::IO::TimeoutError)
+      case kind
+      when :open_timeout
+        return ::IO::TimeoutError.new(msg) if io_timeout
+      when :connect_timeout
+        if io_timeout && klass <= ::TCPSocket &&
+           (RUBY_VERSION < "3.4" || !req&.fast_fallback || Arguments.ip_literal?(host.to_s))
+          return ::IO::TimeoutError.new(msg)
+        end
+      when :resolv_timeout
+        return ResolutionError.new(msg, EAI_AGAIN) if RUBY_VERSION < "3.4"
       end
+      Errno::ETIMEDOUT.new(msg)
+    end
+
+    # local_host of a family no remote address has: Socket.tcp's
+    # SocketError; TCPSocket.new's bind/connect errno (EAFNOSUPPORT for an
+    # IPv6 local address, EINVAL for an IPv4 one).
+    def local_family(req, host, port, klass)
+      msg = "no appropriate local address (local_host #{req.local_host}) for #{target(host, port)}"
+      return ::SocketError.new(msg) unless klass <= ::TCPSocket
+
+      SystemCallError.new(msg, req.local_host.include?(":") ? Errno::EAFNOSUPPORT::Errno : Errno::EINVAL::Errno)
     end
 
     GAI_STRERROR = Fiddle::Function.new(Fiddle.dlopen(nil)["gai_strerror"], [Fiddle::TYPE_INT],
@@ -87,6 +111,10 @@ module Hev2
     def eai_system
       defined?(::Socket::EAI_SYSTEM) ? ::Socket::EAI_SYSTEM : -11
     end
+
+    EAI_NONAME = defined?(::Socket::EAI_NONAME) ? ::Socket::EAI_NONAME : -2
+    EAI_SERVICE = defined?(::Socket::EAI_SERVICE) ? ::Socket::EAI_SERVICE : -8
+    EAI_AGAIN = defined?(::Socket::EAI_AGAIN) ? ::Socket::EAI_AGAIN : -3
   end
 end
 
@@ -109,7 +137,7 @@ module Hev2
   def self.describe_error(error)
     timeout = error.respond_to?(:hev2_timeout) ? error.hev2_timeout : nil
     eai = error.respond_to?(:hev2_eai) ? error.hev2_eai : nil
-    eai ||= error.error_code if error.is_a?(ResolutionError)
+    eai ||= error.error_code if error.is_a?(ResolutionError) && !timeout
     errno = if error.is_a?(SystemCallError) && error.class.name&.start_with?("Errno::")
               error.class.name.delete_prefix("Errno::")
             elsif timeout
