@@ -101,17 +101,6 @@ static void one_call_loop(int n)
 	}
 }
 
-static void *accept_and_close(void *arg)
-{
-	int fd = (int)(intptr_t)arg;
-	for (;;) {
-		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c >= 0)
-			close(c);
-	}
-	return NULL;
-}
-
 static int serve(void)
 {
 	struct server srv;

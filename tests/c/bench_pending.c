@@ -31,19 +31,6 @@ static void on_done(hev2_conn c, int status, void *data)
 	atomic_fetch_add(&fired, 1);
 }
 
-static long rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kib = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 static double cpu_us(void)
 {
 	struct timespec ts;

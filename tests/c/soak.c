@@ -32,19 +32,6 @@ static atomic_long outcomes[4]; /* won, refused, canceled, timed out */
 static atomic_long unexpected;
 static int accept_port, drop_port, refuse_port;
 
-static long rss_kib(void)
-{
-	FILE *f = fopen("/proc/self/status", "r");
-	char line[256];
-	long kib = -1;
-	while (f && fgets(line, sizeof line, f))
-		if (sscanf(line, "VmRSS: %ld", &kib) == 1)
-			break;
-	if (f)
-		fclose(f);
-	return kib;
-}
-
 /* A listener on 0.0.0.0 answers every 127.0.0.x. */
 static int listen_any(int port, int backlog)
 {
@@ -62,17 +49,6 @@ static int port_of(int fd)
 	socklen_t l = sizeof a;
 	getsockname(fd, (struct sockaddr *)&a, &l);
 	return ntohs(a.sin_port);
-}
-
-static void *accept_loop(void *arg)
-{
-	int fd = (int)(intptr_t)arg;
-	for (;;) {
-		int c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-		if (c >= 0)
-			close(c);
-	}
-	return NULL;
 }
 
 static void one(unsigned *seed)
@@ -141,7 +117,7 @@ int main(int argc, char **argv)
 	drop_port = port_of(df);
 	refuse_port = refused_port();
 	pthread_t acc;
-	pthread_create(&acc, NULL, accept_loop, (void *)(intptr_t)lf);
+	pthread_create(&acc, NULL, accept_and_close, (void *)(intptr_t)lf);
 	hev2_init();
 
 	/* Warm-up: the library's permanent fds and one wake fd per thread. */

@@ -34,6 +34,11 @@ void dump_fds(void); /* to stderr, to explain a mismatch */
 void warm_up(int port);
 /* Threads of this process (/proc/self/status). */
 int count_threads(void);
+/* Resident memory of this process in KiB (/proc/self/status VmRSS). */
+long rss_kib(void);
+/* A thread body that accepts on the listening fd (intptr_t) and closes
+ * every connection, forever. */
+void *accept_and_close(void *listen_fd);
 
 /* Milliseconds on the monotonic clock. */
 double now_ms(void);

@@ -41,3 +41,12 @@ func newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result 
 		Attempts: attempts,
 	}
 }
+
+// cancelLookups cancels every lookup a race still has (nil: none started).
+func cancelLookups[F ~func()](cancels []F) {
+	for _, cancel := range cancels {
+		if cancel != nil {
+			cancel()
+		}
+	}
+}

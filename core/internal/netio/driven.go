@@ -394,11 +394,7 @@ func (r *Driven) finish(res *race.Result, err error) {
 	for id := range r.fds {
 		r.closeAttempt(id)
 	}
-	for _, cancel := range r.lookups {
-		if cancel != nil {
-			cancel()
-		}
-	}
+	cancelLookups(r.lookups[:])
 	r.gai.Close()
 	r.gai = nil
 	r.res, r.err = res, err

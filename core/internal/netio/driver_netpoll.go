@@ -373,11 +373,7 @@ func (r *netpollRace) cleanup() {
 	for id := range r.attempts {
 		r.closeAttempt(id)
 	}
-	for _, cancel := range r.lookups {
-		if cancel != nil {
-			cancel()
-		}
-	}
+	cancelLookups(r.lookups[:])
 	if r.timer != nil {
 		r.timer.Stop()
 	}

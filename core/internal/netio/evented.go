@@ -279,11 +279,7 @@ func (r *Evented) release() {
 	for id := range r.fds {
 		r.closeAttempt(id)
 	}
-	for _, cancel := range r.lookups {
-		if cancel != nil {
-			cancel()
-		}
-	}
+	cancelLookups(r.lookups[:])
 	if r.timer != nil {
 		r.timer.Stop()
 	}
