@@ -19,7 +19,7 @@ TEST_TARGETS  += test-ruby
 BENCH_TARGETS += bench-ruby
 # Debian's Ruby and what the tests use; the 3.4 build installs its own
 # build dependencies (scripts/build-ruby.sh).
-DEB_PACKAGES  += ruby ruby-dev ruby-minitest gcc libc6-dev iproute2
+DEB_PACKAGES  += ruby ruby-dev ruby-minitest ruby-async gcc libc6-dev iproute2
 
 # The Ruby of the hev2-ruby column of `make scenarios`.
 SCENARIO_RUBY ?= /usr/bin/ruby
@@ -81,6 +81,13 @@ test-ruby-differential: capi-lib testbed-tools rubies ruby-ext ## Socket.tcp/TCP
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-ruby-differential needs root (network namespaces)"; exit 0; fi; \
 	$(RUBY_EACH) \
 		$(RUBY_ENV) HEV2_EXPECT_EXT=1 "$$r" $(RUBY_DIR)/test/differential/run.rb $(abspath $(BUILD))/hev2-testbed -I$(RUBY_EXT_DIR)/$$v; \
+	done
+
+# Hev2.tcp under a real Fiber scheduler: Debian's ruby-async on Ruby 3.1,
+# the Ruby source tree's test/fiber/scheduler.rb on the Ruby 3.4 we build.
+test-ruby-fibers: capi-lib rubies ruby-ext ## many Hev2.tcp in one thread under a real Fiber scheduler (async / Ruby's own) on each Ruby of RUBIES
+	@$(RUBY_EACH) \
+		$(RUBY_ENV) "$$r" -w -I$(RUBY_DIR)/lib -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/test/fibers/fibers.rb; \
 	done
 
 # `gem build` in a staging copy that carries libhev2.so inside the gem, then
