@@ -112,47 +112,58 @@ type outcome struct {
 	timeout core.TimeoutKind
 }
 
-// outcomeOf classifies Connect's error. A cancel wins over everything else:
-// after hev2_cancel the outcome is HEV2_ECANCELED unless it was known before.
+// outcomeOf turns a race's end into the C caller's outcome. The
+// classification is core's (Error.Outcome); this adds only the C ABI's
+// cancel contract: after hev2_cancel the outcome is HEV2_ECANCELED unless
+// the race was decided first (canceled: a cancel reached the handle and no
+// connection was handed over).
 func outcomeOf(err error, canceled bool) outcome {
 	if err == nil {
 		return outcome{status: statusOK}
 	}
 	var o outcome
 	var ce *core.Error
-	cause := err
-	if errors.As(err, &ce) {
-		cause = ce.Cause
-		o.timeout = ce.Expired
+	if !errors.As(err, &ce) {
+		// Not a race's failure: a refused option, or a bug caught.
+		o.status = statusInternal
+		if errors.Is(err, core.ErrInvalidOptions) {
+			o.status = statusOptions
+		}
+		if canceled {
+			o.status, o.errno = statusCancelled, int(syscall.ECANCELED)
+		}
+		return o
 	}
+	o.timeout = ce.Expired
 	var re *core.ResolveError
 	var errno syscall.Errno
 	var te *core.TimeoutError
 	switch {
-	case errors.As(cause, &re):
+	case errors.As(ce.Cause, &re):
 		o.eai = re.Code
 		o.errno = int(re.Errno)
-	case errors.As(cause, &errno):
+	case errors.As(ce.Cause, &errno):
 		o.errno = int(errno)
 	}
-	if errors.As(cause, &te) {
-		o.errno = int(syscall.ETIMEDOUT)
+	if errors.As(ce.Cause, &te) {
 		o.timeout = te.Kind
 	}
-	switch {
-	case canceled || (ce != nil && ce.Canceled != nil):
+	kind := ce.Outcome
+	if canceled {
+		kind = core.OutcomeCanceled
+	}
+	switch kind {
+	case core.OutcomeCanceled:
 		o.status = statusCancelled
 		if o.errno == 0 {
 			o.errno = int(syscall.ECANCELED)
 		}
-	case o.timeout != core.TimeoutNone:
+	case core.OutcomeTimeout:
 		o.status = statusTimeout
 		o.errno = int(syscall.ETIMEDOUT)
-	case re != nil:
+	case core.OutcomeResolve:
 		o.status = statusResolve
-	case errors.Is(err, core.ErrInvalidOptions):
-		o.status = statusOptions
-	case ce != nil:
+	case core.OutcomeConnect:
 		o.status = statusConnect
 	default:
 		o.status = statusInternal

@@ -26,6 +26,8 @@ type (
 	TimeoutError = race.TimeoutError
 	// TimeoutKind says which of the caller's timeouts fired.
 	TimeoutKind = race.TimeoutKind
+	// OutcomeKind classifies a failed race (Error.Outcome).
+	OutcomeKind = race.OutcomeKind
 	// BindError is a failure to bind the local address.
 	BindError = race.BindError
 	// TraceEvent is one step of a race (Dialer.Trace).
@@ -50,6 +52,15 @@ const (
 	TimeoutResolv  = race.TimeoutResolv
 	TimeoutConnect = race.TimeoutConnect
 	TimeoutOpen    = race.TimeoutOpen
+)
+
+// What ended a failed race (Error.Outcome), first that applies: cancel,
+// timeout, attempt error, lookup error.
+const (
+	OutcomeConnect  = race.OutcomeConnect
+	OutcomeResolve  = race.OutcomeResolve
+	OutcomeTimeout  = race.OutcomeTimeout
+	OutcomeCanceled = race.OutcomeCanceled
 )
 
 // Trace kinds, numbered as the C ABI's HEV2_EV_* are.

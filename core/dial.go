@@ -26,7 +26,7 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 	}
 	if err := context.Cause(ctx); err != nil {
 		// Already canceled: not a single syscall.
-		return nil, &Error{Host: cfg.Host, Port: port, Cause: err, Canceled: err}
+		return nil, &Error{Host: cfg.Host, Port: port, Outcome: OutcomeCanceled, Cause: err, Canceled: err}
 	}
 	return netio.Dial(ctx, cfg, d.params())
 }
@@ -67,7 +67,7 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 			if len(static) > 0 {
 				code = EAI_ADDRFAMILY
 			}
-			return cfg, &Error{Host: host, Port: port, Cause: &ResolveError{Host: host, Family: want, Code: code}}
+			return cfg, &Error{Host: host, Port: port, Outcome: OutcomeResolve, Cause: &ResolveError{Host: host, Family: want, Code: code}}
 		}
 	} else if want == FamilyUnspec {
 		cfg.Families = race.LookupFamilies[:]
@@ -204,7 +204,7 @@ func (d *Dialer) dialConn(ctx context.Context, network, address string, account 
 	}
 	if err := context.Cause(ctx); err != nil {
 		// Already canceled: not a single syscall.
-		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: &Error{Host: cfg.Host, Port: port, Cause: err, Canceled: err}}
+		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: &Error{Host: cfg.Host, Port: port, Outcome: OutcomeCanceled, Cause: err, Canceled: err}}
 	}
 	c, res, err := netio.DialConn(ctx, cfg, dd.params(), account)
 	if err != nil {

@@ -70,7 +70,9 @@ func driverCases() []driverCase {
 			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}}, IPv4: {after: 20 * time.Millisecond, addrs: []netip.Addr{v4}}})}
 		}},
 		{name: "A first, AAAA within resolution delay", host: "dual.test", port: accept, dialer: func() Dialer {
-			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {after: 20 * time.Millisecond, addrs: []netip.Addr{v6}}, IPv4: {addrs: []netip.Addr{v4}}})}
+			// A Resolution Delay far longer than AAAA's 20 ms, so that a
+			// loaded machine's scheduling jitter cannot change the story.
+			return Dialer{ResolutionDelay: 400 * time.Millisecond, Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {after: 20 * time.Millisecond, addrs: []netip.Addr{v6}}, IPv4: {addrs: []netip.Addr{v4}}})}
 		}},
 		{name: "AAAA fails, A answers", host: "dual.test", port: accept, dialer: func() Dialer {
 			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {code: EAI_NODATA}, IPv4: {after: 10 * time.Millisecond, addrs: []netip.Addr{v4}}})}

@@ -45,6 +45,34 @@ func (e *TimeoutError) Timeout() bool        { return true }
 func (e *TimeoutError) Temporary() bool      { return true }
 func (e *TimeoutError) Is(target error) bool { return target == syscall.ETIMEDOUT }
 
+// OutcomeKind is what ended a failed race. The first that applies wins: the
+// caller's cancellation; one of the caller's timeouts (Error.Expired says
+// which: a race that ran out of time failed because of it, whatever its
+// last attempt said); an attempt's error (every address was tried); a
+// lookup's error (no address to try).
+type OutcomeKind uint8
+
+const (
+	OutcomeConnect  OutcomeKind = iota + 1 // every attempt failed
+	OutcomeResolve                         // resolution gave no address
+	OutcomeTimeout                         // a caller's timeout ended it
+	OutcomeCanceled                        // the caller canceled
+)
+
+func (k OutcomeKind) String() string {
+	switch k {
+	case OutcomeConnect:
+		return "connect"
+	case OutcomeResolve:
+		return "resolve"
+	case OutcomeTimeout:
+		return "timeout"
+	case OutcomeCanceled:
+		return "canceled"
+	}
+	return "unknown"
+}
+
 // BindError is a failure to bind the local address before connecting.
 type BindError struct {
 	Local netip.AddrPort
@@ -61,6 +89,9 @@ func (e *BindError) Unwrap() error { return e.Err }
 type Error struct {
 	Host string
 	Port uint16
+	// Outcome classifies the failure, once for every front end (the C ABI's
+	// status, the bindings' exception classes).
+	Outcome OutcomeKind
 	// Cause, the first that applies (buildError, machine_error.go): the
 	// caller's cancellation (Canceled); the open_timeout, or with fast
 	// fallback the connect_timeout, that ended the race (*TimeoutError);

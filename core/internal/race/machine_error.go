@@ -18,6 +18,16 @@ func (m *Machine) buildError(now time.Duration) *Error {
 	}
 	switch {
 	case m.canceled != nil:
+		e.Outcome = OutcomeCanceled
+	case m.expired != TimeoutNone:
+		e.Outcome = OutcomeTimeout
+	case m.lastAttemptErr != nil:
+		e.Outcome = OutcomeConnect
+	default:
+		e.Outcome = OutcomeResolve
+	}
+	switch {
+	case m.canceled != nil:
 		e.Cause = m.canceled
 	case m.expired == TimeoutOpen || m.expired == TimeoutConnect && !m.cfg.Serial:
 		e.Cause = &TimeoutError{Kind: m.expired, After: m.timeoutValue(m.expired)}
