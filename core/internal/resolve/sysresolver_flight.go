@@ -48,6 +48,10 @@ type flight struct {
 	// callbacks of the waiters that did not block (LookupFamilyAsync);
 	// guarded by SystemResolver.mu until the flight is done.
 	callbacks []*asyncWaiter
+	// ctxs of the blocking waiters (join), guarded by SystemResolver.mu:
+	// a queued flight whose every caller is already canceled is not
+	// started when a slot frees (see queue).
+	ctxs []context.Context
 }
 
 // asyncWaiter is a LookupFamilyAsync caller: answered by a call, not by
@@ -59,7 +63,7 @@ type asyncWaiter struct {
 
 // enter joins the flight for k, starting one if there is none; cb is nil
 // for a blocking caller. w, if not nil, is woken when a new call finishes.
-func (r *SystemResolver) enter(k flightKey, w *Waker, cb *asyncWaiter) *flight {
+func (r *SystemResolver) enter(ctx context.Context, k flightKey, w *Waker, cb *asyncWaiter) *flight {
 	r.mu.Lock()
 	f := r.flights[k]
 	start := false
@@ -93,6 +97,9 @@ func (r *SystemResolver) enter(k flightKey, w *Waker, cb *asyncWaiter) *flight {
 	if cb != nil {
 		f.callbacks = append(f.callbacks, cb)
 	}
+	if ctx != nil {
+		f.ctxs = append(f.ctxs, ctx)
+	}
 	r.mu.Unlock()
 	if start {
 		r.submit(k, f, w)
@@ -101,7 +108,7 @@ func (r *SystemResolver) enter(k flightKey, w *Waker, cb *asyncWaiter) *flight {
 }
 
 func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, error) {
-	f := r.enter(k, nil, nil)
+	f := r.enter(ctx, k, nil, nil)
 	select {
 	case <-f.done:
 		// Each caller gets its own slice: callers sort and trim answers.
@@ -110,6 +117,22 @@ func (r *SystemResolver) join(ctx context.Context, k flightKey) ([]netip.Addr, e
 		r.leave(k, f)
 		return nil, ctx.Err()
 	}
+}
+
+// anyCallerWaiting reports whether some caller of f still waits for it
+// (its context not canceled); r.mu is held.
+func (f *flight) anyCallerWaiting() bool {
+	for _, cb := range f.callbacks {
+		if !cb.left {
+			return true
+		}
+	}
+	for _, ctx := range f.ctxs {
+		if ctx.Err() == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // leave drops a caller that gave up.
@@ -150,8 +173,12 @@ func (r *SystemResolver) queue(ctx context.Context, k flightKey, f *flight) {
 	}
 	r.mu.Lock()
 	r.stats.queued.Add(-1)
-	if f.waiters == 0 {
-		// Everyone left just as the slot came.
+	if f.waiters == 0 || !f.anyCallerWaiting() {
+		// Everyone left, or is leaving (canceled, on its way out), just
+		// as the slot came: a burst of lookups released at once must not
+		// start the queued ones in the slots the running ones gave up.
+		// A caller that comes now starts a flight of its own.
+		r.forget(k, f)
 		r.mu.Unlock()
 		<-r.slots
 		return
