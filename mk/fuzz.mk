@@ -1,7 +1,9 @@
 # fuzz: Go native fuzz targets (go test -fuzz) of every parser of outside
 # text: capi's static_hosts, nameservers and local_host (internal/cparse),
 # ports (core.ParsePort), hosts and resolv.conf files, and the built-in
-# resolver's reply handling (parseReply, answerAddrs).
+# resolver's reply handling (parseReply, answerAddrs), and the C ABI's
+# conversion of a whole hev2_options (capi: every int field any value, each
+# string NULL or anything).
 #
 # Each target's seeds (f.Add, plus testdata/fuzz/<Target>/ in its package)
 # also run as plain tests in every `go test`. `make test` runs each target
@@ -22,7 +24,8 @@ FUZZ_TARGETS := \
 	./core/internal/resolve:FuzzParseHosts \
 	./core/internal/resolve:FuzzParseResolvConf \
 	./core/internal/resolve:FuzzAnswerAddrs \
-	./core/internal/resolve:FuzzParseReply
+	./core/internal/resolve:FuzzParseReply \
+	./capi:FuzzConvertOptions
 FUZZTIME      ?= 5s
 FUZZ_LONG     ?= 5m
 FUZZ_PARALLEL ?= 2
