@@ -194,5 +194,10 @@ $(BUILD)/tests/c/soak: tests/c/soak.c $(CAPI_TEST_DEPS) $(CAPI_LIB)
 	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
 
 SOAK_N ?= 500000
-soak: capi-lib $(BUILD)/tests/c/soak ## SOAK_N (500,000) connects through the C ABI, sampled: RSS, fds, threads, handles stay flat
+SOAK_BINDING_N ?= 100000
+soak: capi-lib $(BUILD)/tests/c/soak ruby-ext ## SOAK_N (500,000) connects through the C ABI, SOAK_BINDING_N (100,000) through Python and each Ruby; RSS, fds, threads, handles stay flat
 	$(BUILD)/tests/c/soak $(SOAK_N)
+	$(PYTHON_ENV) $(PYTHON_DEB) bindings/python/bench/soak.py $(SOAK_BINDING_N)
+	$(RUBY_EACH) \
+		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $$r -I$(RUBY_DIR)/lib $(RUBY_DIR)/bench/soak.rb $(SOAK_BINDING_N); \
+	done
