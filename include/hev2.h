@@ -518,6 +518,10 @@ typedef struct hev2_stats_info {
 	/* Added in 1.2: the thread cap of the system resolver (see "Capacity"). */
 	uint64_t max_resolver_threads; /* the cap on lookups_in_flight */
 	uint64_t lookups_refused;   /* lookups failed at once at that cap */
+	/* Added in 1.2: the Go runtime inside the library, for leak hunting
+	 * (filling these stops the Go world for a few microseconds). */
+	uint64_t go_goroutines;     /* goroutines alive now */
+	uint64_t go_heap_inuse;     /* bytes of the Go heap in use */
 } hev2_stats_info;
 
 /* ---- library ---------------------------------------------------------------- */

@@ -1,9 +1,10 @@
 /* Soak: many connects through the C ABI, mixed across success, refusal,
  * cancel and timeout, both drives, from four threads; every SAMPLE
  * connects the process's RSS, fds, threads and the library's live and
- * running handles are printed. After the warm-up the curve must be flat:
- * fds, threads and live handles back at their baseline when the run ends
- * (the exit status says so); RSS is reported.
+ * running handles, goroutines and Go heap in use are printed. After the
+ * warm-up the curve must be flat: fds, threads, live handles and
+ * goroutines back at their baseline when the run ends, the Go heap within
+ * 10 % (the exit status says so); RSS is reported.
  *
  *   soak [N]   (default 500000)
  *
@@ -139,9 +140,11 @@ int main(int argc, char **argv)
 	int fds0 = count_fds(), th0 = count_threads();
 	uint64_t live0 = st.handles_live;
 	printf("soak: %ld connects (success, refusal, cancel, timeout; both drives) from %d threads\n", total, THREADS);
-	printf("%10s %10s %8s %8s %8s %8s %10s\n", "connects", "RSS KiB", "fds", "threads", "live", "running", "s");
-	printf("%10d %10ld %8d %8d %8llu %8llu %10.1f\n", 0, rss0, fds0, th0, (unsigned long long)live0,
-	       (unsigned long long)st.handles_running, 0.0);
+	uint64_t g0 = st.go_goroutines, heap0 = st.go_heap_inuse;
+	printf("%10s %10s %8s %8s %8s %8s %10s %10s %8s\n", "connects", "RSS KiB", "fds", "threads", "live", "running",
+	       "goroutines", "heap KiB", "s");
+	printf("%10d %10ld %8d %8d %8llu %8llu %10llu %10llu %8.1f\n", 0, rss0, fds0, th0, (unsigned long long)live0,
+	       (unsigned long long)st.handles_running, (unsigned long long)g0, (unsigned long long)heap0 / 1024, 0.0);
 	double t0 = now_ms();
 	for (intptr_t i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, worker, (void *)i);
@@ -150,9 +153,10 @@ int main(int argc, char **argv)
 		long d = atomic_load(&done);
 		if (d >= next || d >= total) {
 			hev2_stats(&st);
-			printf("%10ld %10ld %8d %8d %8llu %8llu %10.1f\n", d < total ? d : total, rss_kib(), count_fds(),
-			       count_threads(), (unsigned long long)st.handles_live,
-			       (unsigned long long)st.handles_running, (now_ms() - t0) / 1000);
+			printf("%10ld %10ld %8d %8d %8llu %8llu %10llu %10llu %8.1f\n", d < total ? d : total, rss_kib(),
+			       count_fds(), count_threads(), (unsigned long long)st.handles_live,
+			       (unsigned long long)st.handles_running, (unsigned long long)st.go_goroutines,
+			       (unsigned long long)st.go_heap_inuse / 1024, (now_ms() - t0) / 1000);
 			fflush(stdout);
 			next += sample;
 		}
@@ -167,12 +171,17 @@ int main(int argc, char **argv)
 	hev2_stats(&st);
 	long rss1 = rss_kib();
 	int fds1 = settled_fd_count(fds0), th1 = count_threads();
-	printf("after: RSS %+ld KiB (%ld -> %ld), fds %d -> %d, threads %d -> %d, live handles %llu -> %llu\n",
+	printf("after: RSS %+ld KiB (%ld -> %ld), fds %d -> %d, threads %d -> %d, live handles %llu -> %llu, "
+	       "goroutines %llu -> %llu, Go heap in use %llu -> %llu KiB\n",
 	       rss1 - rss0, rss0, rss1, fds0, fds1, th0, th1, (unsigned long long)live0,
-	       (unsigned long long)st.handles_live);
+	       (unsigned long long)st.handles_live, (unsigned long long)g0, (unsigned long long)st.go_goroutines,
+	       (unsigned long long)heap0 / 1024, (unsigned long long)st.go_heap_inuse / 1024);
 	printf("outcomes: %ld won, %ld refused, %ld canceled, %ld timed out, %ld unexpected\n", outcomes[0], outcomes[1],
 	       outcomes[2], outcomes[3], atomic_load(&unexpected));
-	int flat = fds1 <= fds0 && th1 <= th0 + 2 && st.handles_live == live0 && atomic_load(&unexpected) == 0;
+	/* The heap within 10 % (plus one span's worth for a small heap). */
+	int heap_flat = st.go_heap_inuse <= heap0 + heap0 / 10 + 64 * 1024;
+	int flat = fds1 <= fds0 && th1 <= th0 + 2 && st.handles_live == live0 && st.go_goroutines <= g0 && heap_flat &&
+	           atomic_load(&unexpected) == 0;
 	printf("soak: %s\n", flat ? "flat" : "NOT FLAT");
 	return flat ? 0 : 1;
 }

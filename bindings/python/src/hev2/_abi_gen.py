@@ -258,6 +258,8 @@ class StatsInfo(Structure):
         ("max_lookups", c_uint64),
         ("max_resolver_threads", c_uint64),
         ("lookups_refused", c_uint64),
+        ("go_goroutines", c_uint64),
+        ("go_heap_inuse", c_uint64),
     ]
 
 
@@ -362,7 +364,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_stats_info": (
-        136,
+        152,
         {
             "size": 0,
             "handles_created": 8,
@@ -381,6 +383,8 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "max_lookups": 112,
             "max_resolver_threads": 120,
             "lookups_refused": 128,
+            "go_goroutines": 136,
+            "go_heap_inuse": 144,
         },
     ),
 }

@@ -129,7 +129,7 @@ module Hev2
       hev2_result_info: 320,
       hev2_attempt_info: 112,
       hev2_event_info: 272,
-      hev2_stats_info: 136,
+      hev2_stats_info: 152,
     }.freeze
 
     # offsetof of every member of each struct.
@@ -225,6 +225,8 @@ module Hev2
         max_lookups: 112,
         max_resolver_threads: 120,
         lookups_refused: 128,
+        go_goroutines: 136,
+        go_heap_inuse: 144,
       }.freeze,
     }.freeze
   end
