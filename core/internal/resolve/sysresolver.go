@@ -100,7 +100,7 @@ func (r *SystemResolver) LookupFamilyAsync(host string, family race.Family, w *W
 	}
 	k := flightKey{host, family}
 	cb := &asyncWaiter{done: done}
-	f := r.enter(nil, k, w, cb)
+	f := r.enter(context.Background(), k, w, cb)
 	return func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()

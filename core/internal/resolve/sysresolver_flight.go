@@ -61,8 +61,9 @@ type asyncWaiter struct {
 	left bool // guarded by SystemResolver.mu
 }
 
-// enter joins the flight for k, starting one if there is none; cb is nil
-// for a blocking caller. w, if not nil, is woken when a new call finishes.
+// enter joins the flight for k, starting one if there is none: a blocking
+// caller (cb nil) waiting under ctx, or an asynchronous one answered by cb
+// (ctx unused). w, if not nil, is woken when a new call finishes.
 func (r *SystemResolver) enter(ctx context.Context, k flightKey, w *Waker, cb *asyncWaiter) *flight {
 	r.mu.Lock()
 	f := r.flights[k]
@@ -96,8 +97,7 @@ func (r *SystemResolver) enter(ctx context.Context, k flightKey, w *Waker, cb *a
 	f.waiters++
 	if cb != nil {
 		f.callbacks = append(f.callbacks, cb)
-	}
-	if ctx != nil {
+	} else {
 		f.ctxs = append(f.ctxs, ctx)
 	}
 	r.mu.Unlock()
