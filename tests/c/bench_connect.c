@@ -19,7 +19,9 @@
  * The listener is a separate process so that strace counts only the
  * client's system calls. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <netdb.h>
+#include <poll.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -58,6 +60,42 @@ static void plain_loop(int n)
 				perror("plain connect");
 				exit(1);
 			}
+		}
+		close(fd);
+	}
+}
+
+/* The floor of any connect that can be raced: non-blocking socket, connect,
+ * poll, getsockopt(SO_ERROR), what hev2's drivers do (after getaddrinfo
+ * for a name). */
+static void plain_nonblocking_loop(int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+		const struct sockaddr *sa = (const struct sockaddr *)&to;
+		socklen_t salen = sizeof to;
+		int family = AF_INET;
+		if (host) {
+			if (getaddrinfo(host, port, &hints, &res) != 0) {
+				fprintf(stderr, "getaddrinfo %s failed\n", host);
+				exit(1);
+			}
+			sa = res->ai_addr, salen = res->ai_addrlen, family = res->ai_family;
+		}
+		int fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		int rc = fd < 0 ? -1 : connect(fd, sa, salen);
+		if (res)
+			freeaddrinfo(res);
+		if (fd < 0 || (rc < 0 && errno != EINPROGRESS)) {
+			perror("plain non-blocking connect");
+			exit(1);
+		}
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		int err = 0;
+		socklen_t len = sizeof err;
+		if (poll(&p, 1, -1) != 1 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+			fprintf(stderr, "plain non-blocking connect failed\n");
+			exit(1);
 		}
 		close(fd);
 	}
@@ -184,8 +222,8 @@ int main(int argc, char **argv)
 	int per = atoi(argv[2]) / ROUNDS;
 	if (per < 1)
 		per = 1;
-	enum { LOOPS = 4 };
-	void (*loops[LOOPS])(int) = {plain_loop, library_loop, waiter_loop, one_call_loop};
+	enum { LOOPS = 5 };
+	void (*loops[LOOPS])(int) = {plain_loop, library_loop, waiter_loop, one_call_loop, plain_nonblocking_loop};
 	for (int i = 0; i < LOOPS; i++)
 		loops[i](50); /* warm every path */
 	double wall[LOOPS][ROUNDS], cpu[LOOPS][ROUNDS];
@@ -202,7 +240,8 @@ int main(int argc, char **argv)
 	       host ? host : "127.0.0.1 (literal)", ROUNDS, per);
 	printf("  %-28s %12s %22s %22s\n", "", "us/connect", "wall vs plain C", "CPU vs plain C");
 	const char *names[LOOPS] = {host ? "plain C getaddrinfo+connect" : "plain C socket+connect",
-	                            "hev2 library-driven", "hev2 waiter-driven", "hev2_connect_wait (1 call)"};
+	                            "hev2 library-driven", "hev2 waiter-driven", "hev2_connect_wait (1 call)",
+	                            host ? "plain C gai + non-blocking" : "plain C non-blocking + poll"};
 	for (int i = 0; i < LOOPS; i++) {
 		double us[ROUNDS], rw[ROUNDS], rc[ROUNDS], m, lo, hi, cm, clo, chi, um, ulo, uhi;
 		for (int k = 0; k < ROUNDS; k++) {
