@@ -1,6 +1,7 @@
 package netio
 
 import (
+	"context"
 	"net/netip"
 	"time"
 
@@ -49,4 +50,16 @@ func cancelLookups[F ~func()](cancels []F) {
 			cancel()
 		}
 	}
+}
+
+// lookupOnGoroutine runs a resolver that may block (any but the system
+// resolver's asynchronous path) on a goroutine of its own and hands its
+// answer to deliver; the returned func cancels it.
+func lookupOnGoroutine(res Resolver, host string, f race.Family, deliver func(race.Event)) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		addrs, err := res.LookupFamily(ctx, host, f)
+		deliver(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+	}()
+	return cancel
 }

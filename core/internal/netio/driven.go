@@ -1,7 +1,6 @@
 package netio
 
 import (
-	"context"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -344,13 +343,7 @@ func (r *Driven) startLookup(f race.Family) {
 		})
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.lookups[race.FamilyIndex(f)] = cancel
-	res, host := r.p.Resolver, r.host
-	go func() {
-		addrs, err := res.LookupFamily(ctx, host, f)
-		r.post(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
-	}()
+	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.p.Resolver, r.host, f, r.post)
 }
 
 func (r *Driven) startAttempt(id int, addr netip.AddrPort) {

@@ -174,13 +174,7 @@ func (r *Evented) startLookup(f race.Family) {
 		r.lookups[race.FamilyIndex(f)] = cancel
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	r.lookups[race.FamilyIndex(f)] = cancel
-	res, host := r.p.Resolver, r.host
-	go func() {
-		addrs, err := res.LookupFamily(ctx, host, f)
-		r.step(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
-	}()
+	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.p.Resolver, r.host, f, r.step)
 }
 
 func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
