@@ -4,7 +4,8 @@
 # syscalls per connect of each (strace -c -f over the client process only,
 # start-up subtracted); the same with a name from a hosts file (in a private
 # mount namespace, never the machine's own hosts file); the cost of loading
-# the library.
+# the library and of the first connects; 10,000 pending handles (memory per
+# handle, threads, cancel + release CPU beside plain C's close).
 # usage: bench_capi.sh BUILD_DIR [N]
 set -eu
 b=$1 n=${2:-6000}
@@ -43,3 +44,4 @@ else
 	echo "  (hosts-file row skipped: needs root for a private mount namespace)"
 fi
 "$b/tests/c/bench_dlopen" "$b/libhev2.so"
+"$b/tests/c/bench_pending" 10000
