@@ -15,4 +15,7 @@
 //	core/internal/resolve  resolvers: the system resolver (getaddrinfo per
 //	                       family on a C thread pool, the only cgo), the
 //	                       built-in DNS client, hosts and resolv.conf files
+//	core/internal/netstate the host's network: its families, whether it has
+//	                       routes beyond itself, and the network's identity,
+//	                       read once and again on each rtnetlink change
 package core

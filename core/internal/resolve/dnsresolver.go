@@ -61,7 +61,7 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family race
 		}
 		return []netip.Addr{netip.AddrFrom4([4]byte{127, 0, 0, 1})}, nil
 	}
-	if r.addrConfig && !localFamilies.wants(family) {
+	if r.addrConfig && !addrConfigWants(family) {
 		r.stats.skipped.Add(1)
 		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY, Err: errFamilyNotConfigured}
 	}

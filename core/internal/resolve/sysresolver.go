@@ -129,7 +129,7 @@ func (r *SystemResolver) precheck(host string, family race.Family) ([]netip.Addr
 		}
 		return []netip.Addr{addr}, nil, true
 	}
-	if !r.NoAddrConfig && !localFamilies.wants(family) {
+	if !r.NoAddrConfig && !addrConfigWants(family) {
 		r.stats.skipped.Add(1)
 		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY, Err: errFamilyNotConfigured}, true
 	}
