@@ -50,3 +50,18 @@ test-testbed: testbed-tools ## the test bed's Go tests and the scenario suite wi
 scenarios: testbed-tools ## timing table: RFC-ideal vs hev2 (every front-end) vs peers (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(TESTBED_BIN) scenarios --runs $(SCENARIO_RUNS) $(SCENARIO_GO) $(SCENARIO_CLIENTS) $(SCENARIO_PEERS)
+
+# net/http over core.Dialer (http.Transport{DialContext: d.DialContext}) on
+# the bed: HTTP and HTTPS requests to the bed's web server on "v6-blackhole"
+# and "aaaa-never", judged like the suite (winner seen by the server, within
+# the row's tolerance); net/http's own dialer on the same rows is printed
+# (-v), not judged. Then examples/go-http, run in the bed the same way.
+TEST_TARGETS += test-go-http
+.PHONY: test-go-http
+test-go-http: testbed-tools ## net/http with core.Dialer's DialContext on the test bed, and examples/go-http (root)
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-go-http needs root (network namespaces)"; exit 0; fi; \
+	set -e; \
+	$(GO) test -count=1 -v ./internal/nethttptest/; \
+	$(GO) build -o $(BUILD)/examples/go-http ./examples/go-http; \
+	$(TESTBED_BIN) run -- sh -c 'SSL_CERT_FILE=$$HEV2_BED_CA_FILE $(BUILD)/examples/go-http https://v6-blackhole.hev2.test:$$HEV2_BED_HTTPS_PORT/example' | \
+		tee /dev/stderr | grep -q '"local":"198.18.0.10","family":"ipv4","tls":true'

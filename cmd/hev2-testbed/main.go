@@ -7,6 +7,8 @@
 //	hev2-testbed suite --client "CMD ..." run the suite; non-zero exit on any miss
 //	hev2-testbed scenarios --client NAME="CMD ..." [--client ...]
 //	                                      timing table: ideal vs each client
+//	hev2-testbed run -- CMD ...           run CMD in the client namespace beside
+//	                                      a web server (HTTP, HTTPS) and the scenario names
 package main
 
 import (
@@ -15,11 +17,12 @@ import (
 )
 
 func usage() {
-	fmt.Fprint(os.Stderr, `usage: hev2-testbed up|selfcheck|suite|scenarios [options]
+	fmt.Fprint(os.Stderr, `usage: hev2-testbed up|selfcheck|suite|scenarios|run [options]
   up          bring the bed up, print namespaces and addresses, wait for Ctrl-C
   selfcheck   bring the bed up, verify every impairment and the DNS path, exit
   suite       run the scenario suite with one client command (see suite -h)
   scenarios   print the timing table of several clients (see scenarios -h)
+  run         run a command in the client namespace, beside a web server (see run -h)
 `)
 }
 
@@ -38,6 +41,8 @@ func main() {
 		code = cmdSuite(os.Args[2:])
 	case "scenarios":
 		code = cmdScenarios(os.Args[2:])
+	case "run":
+		code = cmdRun(os.Args[2:])
 	case "-h", "--help", "help":
 		usage()
 	default:
