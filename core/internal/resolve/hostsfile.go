@@ -13,14 +13,16 @@ import (
 )
 
 // hostsFile answers names from a hosts(5) file, re-reading it when it
-// changes (checked at most once a second, like Go's net package).
+// changes: checked at most once a second (like Go's net package), or at
+// every lookup when exact is set (as the C library, which reads the file at
+// every call, would see it).
 type hostsFile struct {
-	path string
+	path  string
+	exact bool
 
 	mu      sync.Mutex
 	checked time.Time
-	modTime time.Time
-	size    int64
+	stamp   fileStamp
 	names   map[string][]netip.Addr // lower-case name without final dot
 }
 
@@ -30,10 +32,7 @@ const hostsRecheck = time.Second
 func (h *hostsFile) lookup(name string, family race.Family) []netip.Addr {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if now := time.Now(); now.Sub(h.checked) >= hostsRecheck || h.checked.IsZero() {
-		h.checked = now
-		h.reload()
-	}
+	h.refreshLocked()
 	var out []netip.Addr
 	for _, a := range h.names[strings.ToLower(strings.TrimSuffix(name, "."))] {
 		if race.FamilyOf(a) == family {
@@ -43,23 +42,34 @@ func (h *hostsFile) lookup(name string, family race.Family) []netip.Addr {
 	return out
 }
 
-// reload re-reads the file if its size or modification time changed; an
-// unreadable or missing file has no names.
+func (h *hostsFile) refreshLocked() {
+	if !h.exact {
+		now := time.Now()
+		if !h.checked.IsZero() && now.Sub(h.checked) < hostsRecheck {
+			return
+		}
+		h.checked = now
+	}
+	h.reload()
+}
+
+// reload re-reads the file if it is another file or changed (see
+// fileStamp); an unreadable or missing file has no names.
 func (h *hostsFile) reload() {
-	st, err := os.Stat(h.path)
+	stamp, err := stampOf(h.path)
 	if err != nil {
-		h.names, h.modTime, h.size = nil, time.Time{}, 0
+		h.names, h.stamp = nil, fileStamp{}
 		return
 	}
-	if h.names != nil && st.ModTime().Equal(h.modTime) && st.Size() == h.size {
+	if h.names != nil && stamp == h.stamp {
 		return
 	}
 	data, err := os.ReadFile(h.path)
 	if err != nil {
-		h.names = nil
+		h.names, h.stamp = nil, fileStamp{}
 		return
 	}
-	h.names, h.modTime, h.size = parseHosts(data), st.ModTime(), st.Size()
+	h.names, h.stamp = parseHosts(data), stamp
 }
 
 // parseHosts reads "address name [alias...]" lines; lines whose address

@@ -19,6 +19,9 @@ const DefaultMaxInFlight = 256
 
 // SystemResolver resolves with the C library's getaddrinfo(3), so it honours
 // nsswitch.conf, /etc/hosts, resolv.conf and whatever the host has set up.
+// A name that the hosts file answers, when nsswitch.conf consults it first,
+// is answered from the file without a call (the same addresses, see
+// systemFiles; AlwaysGetaddrinfo turns that off).
 //
 // Each family is one getaddrinfo call (AF_INET6 or AF_INET) on its own
 // thread, so a family that never answers cannot hold up the other one. At
@@ -46,6 +49,10 @@ type SystemResolver struct {
 	// address for (by default such a family is skipped at once, see
 	// AddrConfigFamilies).
 	NoAddrConfig bool
+	// AlwaysGetaddrinfo calls getaddrinfo even for a name the hosts file
+	// answers (by default such a name is answered from the file when
+	// nsswitch.conf consults it first; see systemFiles).
+	AlwaysGetaddrinfo bool
 
 	once    sync.Once
 	slots   chan struct{}
@@ -133,6 +140,12 @@ func (r *SystemResolver) precheck(host string, family race.Family) ([]netip.Addr
 		r.stats.skipped.Add(1)
 		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_ADDRFAMILY, Err: errFamilyNotConfigured}, true
 	}
+	if !r.AlwaysGetaddrinfo {
+		if addrs, ok := systemHostsFiles.lookup(host, family); ok {
+			r.stats.hostsFile.Add(1)
+			return addrs, nil, true
+		}
+	}
 	return nil, nil, false
 }
 
@@ -163,6 +176,7 @@ type SystemResolverStats struct {
 	Skipped       uint64 // lookups answered at once by the AI_ADDRCONFIG policy
 	ThreadErrors  uint64 // lookups failed with EAI_SYSTEM: no thread could be created
 	CapRefused    uint64 // lookups failed at once at the thread cap (MaxThreads)
+	HostsFile     uint64 // lookups answered from the hosts file without getaddrinfo
 	// Threads is the process-wide getaddrinfo thread pool.
 	Threads GAIThreadStats
 }
@@ -171,6 +185,7 @@ type sysResolverCounters struct {
 	inFlight, queued                            atomic.Int64
 	abandoned, abandonedDone, completed, shared atomic.Uint64
 	skipped, threadErrors, capRefused           atomic.Uint64
+	hostsFile                                   atomic.Uint64
 }
 
 // Stats returns a snapshot of r's counters.
@@ -186,6 +201,7 @@ func (r *SystemResolver) Stats() SystemResolverStats {
 		Skipped:       c.skipped.Load(),
 		ThreadErrors:  c.threadErrors.Load(),
 		CapRefused:    c.capRefused.Load(),
+		HostsFile:     c.hostsFile.Load(),
 		Threads:       GAIThreads(),
 	}
 }

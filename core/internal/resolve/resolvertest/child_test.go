@@ -43,6 +43,7 @@ type childArgs struct {
 	Port        uint16
 	IdleMS      int
 	MaxThreads  int // the resolver thread cap (0: the default)
+	Hosts       []string // names for the "hostsfile" mode
 }
 
 // lookupOutcome is one family's answer as the child saw it.
@@ -136,8 +137,22 @@ func runChild(a childArgs) (any, error) {
 		return childConnect(a)
 	case "nothread":
 		return childNoThread(a)
+	case "hostsfile":
+		return childHostsFile(a)
 	}
 	return nil, fmt.Errorf("unknown mode %q", a.Mode)
+}
+
+// warmUp starts what a resolver starts once per process -- its own
+// machinery, and getaddrinfo's (the completion dispatcher and its eventfd,
+// a pool thread), which a name the hosts file answers would not start --
+// so that counts taken after it show only what a test's lookups leave.
+func warmUp(r core.Resolver) error {
+	if _, err := r.LookupFamily(context.Background(), "localhost", core.IPv4); err != nil {
+		return err
+	}
+	_, err := (&core.SystemResolver{AlwaysGetaddrinfo: true}).LookupFamily(context.Background(), "localhost", core.IPv4)
+	return err
 }
 
 func childResolver(a childArgs) (core.Resolver, error) {
@@ -217,7 +232,7 @@ func childLookup(a childArgs) (any, error) {
 func childEMFILE(a childArgs) (any, error) {
 	r := core.DefaultSystemResolver
 	// Start the resolver (its eventfd and netlink socket) while fds are free.
-	if _, err := r.LookupFamily(context.Background(), "localhost", core.IPv4); err != nil {
+	if err := warmUp(r); err != nil {
 		return nil, fmt.Errorf("warm-up lookup: %w", err)
 	}
 	lim := syscall.Rlimit{Cur: 64, Max: 64}
@@ -260,7 +275,7 @@ func childFlood(a childArgs) (any, error) {
 	r := core.NewSystemResolver(a.MaxInFlight)
 	rep := floodReport{Bound: a.MaxInFlight}
 	// Warm up: the dispatcher, the netlink watcher and a pool thread.
-	r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	warmUp(r)
 	waitPoolEmpty()
 	rep.Baseline, rep.GoroutinesBefore = resolvertest.OSThreads(), runtime.NumGoroutine()
 
@@ -341,7 +356,7 @@ func childCancel(a childArgs) (any, error) {
 	var rep cancelReport
 	// Warm up so that the counts below only show this lookup (the
 	// netlink watcher is started by the first lookup that asks DNS).
-	r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	warmUp(r)
 	resolve.AddrConfigFamilies()
 	waitPoolEmpty()
 	rep.Baseline, rep.GoroutinesBefore, rep.FDsBefore = resolvertest.OSThreads(), runtime.NumGoroutine(), openFDs()
@@ -477,7 +492,7 @@ func childConnect(a childArgs) (any, error) {
 // caller must get EAI_SYSTEM with pthread_create's errno, not a crash.
 func childNoThread(a childArgs) (any, error) {
 	r := core.NewSystemResolver(0)
-	if _, err := r.LookupFamily(context.Background(), "localhost", core.IPv4); err != nil {
+	if err := warmUp(r); err != nil {
 		return nil, fmt.Errorf("warm-up lookup: %w", err)
 	}
 	// Give the Go runtime spare threads (Ms) now: it aborts the process
@@ -550,7 +565,7 @@ type starveReport struct {
 func childStarve(a childArgs) (any, error) {
 	r := core.NewSystemResolver(0)
 	rep := starveReport{N: a.N, Outcomes: map[string]int{}}
-	r.LookupFamily(context.Background(), "localhost", core.IPv4)
+	warmUp(r)
 	resolve.AddrConfigFamilies()
 	rep.Baseline = resolvertest.OSThreads()
 	stop := make(chan struct{})
