@@ -42,7 +42,7 @@ type childArgs struct {
 	MaxInFlight int
 	Port        uint16
 	IdleMS      int
-	MaxThreads  int // the resolver thread cap (0: the default)
+	MaxThreads  int      // the resolver thread cap (0: the default)
 	Hosts       []string // names for the "hostsfile" mode
 }
 
