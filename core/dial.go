@@ -57,6 +57,9 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 		Serial:                  d.DisableFastFallback,
 		Trace:                   d.Trace,
 	}
+	if d.Record {
+		cfg.Record = &race.Trace{}
+	}
 	want := d.wantedFamily()
 	if static, ok := d.staticAddrs(host); ok {
 		cfg.Static = filterFamily(static, want)

@@ -57,6 +57,11 @@ type Dialer struct {
 	// whichever goroutine steps the race (the caller's, the shared poller's,
 	// a timer's or a resolver's), so it must not block.
 	Trace func(TraceEvent)
+	// Record keeps every step of the race in Result.Trace (Error.Trace on
+	// failure), from which Result.Report and Error.Report build the
+	// establishment report. It costs an allocation now and then as the
+	// trace grows; off (the default), nothing is kept or computed.
+	Record bool
 }
 
 // DefaultResolver is used when Dialer.Resolver is nil.

@@ -40,6 +40,7 @@ func newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result 
 		Elapsed:  elapsed,
 		Lookups:  m.Lookups(),
 		Attempts: attempts,
+		Trace:    m.Recorded(),
 	}
 }
 

@@ -104,7 +104,14 @@ type Error struct {
 	Lookups  [2]LookupInfo
 	Attempts []AttemptInfo
 	Elapsed  time.Duration
+	// Trace is every step of the race, kept only when it was asked for
+	// (MachineConfig.Record; core's Dialer.Record): nil otherwise.
+	Trace *Trace
 }
+
+// Report is the failed race's establishment report, built now from Trace
+// (ErrNoTrace when the race was not recorded).
+func (e *Error) Report() (Report, error) { return e.Trace.Report() }
 
 func (e *Error) Error() string {
 	var b strings.Builder

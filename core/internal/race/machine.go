@@ -100,6 +100,9 @@ func (m *Machine) Step(now time.Duration, events ...Event) []Action {
 	return m.acts
 }
 
+// Recorded is the trace the race keeps (MachineConfig.Record; nil if none).
+func (m *Machine) Recorded() *Trace { return m.cfg.Record }
+
 // Done reports whether the race is over.
 func (m *Machine) Done() bool { return m.done }
 
@@ -399,8 +402,14 @@ func (m *Machine) armTimer(now time.Duration) {
 func (m *Machine) emit(a Action) { m.acts = append(m.acts, a) }
 
 func (m *Machine) trace(now time.Duration, ev TraceEvent) {
+	if m.cfg.Trace == nil && m.cfg.Record == nil {
+		return
+	}
+	ev.At = now - m.start
+	if m.cfg.Record != nil {
+		m.cfg.Record.Events = append(m.cfg.Record.Events, ev)
+	}
 	if m.cfg.Trace != nil {
-		ev.At = now - m.start
 		m.cfg.Trace(ev)
 	}
 }

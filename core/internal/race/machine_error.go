@@ -15,6 +15,7 @@ func (m *Machine) buildError(now time.Duration) *Error {
 		Lookups:  m.Lookups(),
 		Attempts: m.Attempts(),
 		Elapsed:  now - m.start,
+		Trace:    m.cfg.Record,
 	}
 	switch {
 	case m.canceled != nil:

@@ -83,4 +83,8 @@ type MachineConfig struct {
 	Sort func([]netip.Addr) []netip.Addr
 	// Trace observes each step (nil: no cost).
 	Trace func(TraceEvent)
+	// Record, if not nil, keeps every step; the outcome (Result.Trace,
+	// Error.Trace) points to it. A pointer, so that a race that does not
+	// record carries 8 bytes for it, not a slice.
+	Record *Trace
 }

@@ -34,7 +34,14 @@ type Result struct {
 	// Lookups is indexed AAAA (0) then A (1).
 	Lookups  [2]LookupInfo
 	Attempts []AttemptInfo
+	// Trace is every step of the race, kept only when it was asked for
+	// (MachineConfig.Record; core's Dialer.Record): nil otherwise.
+	Trace *Trace
 }
 
 // Family is the winner's address family.
 func (r *Result) Family() Family { return FamilyOf(r.Addr.Addr()) }
+
+// Report is the race's establishment report, built now from Trace
+// (ErrNoTrace when the race was not recorded).
+func (r *Result) Report() (Report, error) { return r.Trace.Report() }

@@ -48,6 +48,20 @@ func (k TraceKind) String() string {
 	return "unknown"
 }
 
+// Trace is a race's steps, kept in order (MachineConfig.Record).
+type Trace struct {
+	Events []TraceEvent
+}
+
+// Report builds the establishment report from the trace (ErrNoTrace for a
+// nil Trace: the race was not recorded).
+func (t *Trace) Report() (Report, error) {
+	if t == nil {
+		return NewReport(nil)
+	}
+	return NewReport(t.Events)
+}
+
 // TraceEvent is one step of a race. At is the time since the race started,
 // read from a monotonic clock.
 type TraceEvent struct {

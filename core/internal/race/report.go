@@ -1,0 +1,403 @@
+package race
+
+import (
+	"errors"
+	"net/netip"
+	"time"
+)
+
+// Report is the establishment report of one finished race: which family
+// won and why, how long each phase took, and what each lookup and each
+// attempt did. NewReport builds it from the race's trace, so it costs
+// nothing unless someone records the trace and asks for it.
+//
+// Every time is an offset from the race's start (the moment the lookups,
+// or for an IP literal or a static list the first attempt, were started),
+// on the clock of the trace's At.
+type Report struct {
+	// Connected is true when an attempt won. Winner is its index in
+	// Attempts (-1 otherwise) and Family its address family.
+	Connected bool
+	Winner    int
+	Family    Family
+	// Reason says why Family won (ReasonNone when nothing connected).
+	Reason WinReason
+	// Failure is what ended a race that did not connect (0 when it did).
+	Failure OutcomeKind
+	// Timeout is the last of the caller's timeouts that fired, if any. A
+	// won race may have seen one: a resolv_timeout that abandoned a slow
+	// family while the other connected.
+	Timeout TimeoutKind
+	// Elapsed is the race's whole duration: from its start to its outcome.
+	Elapsed time.Duration
+
+	// The phases overlap (a family races while the other still resolves;
+	// the Resolution Delay lies inside Resolving); each is a span of the
+	// race, not a share of Elapsed. See Phase for each definition.
+	Resolving       Phase
+	ResolutionDelay Phase
+	Connecting      Phase
+	// ResolutionDelayExpired is true when the Resolution Delay ran its
+	// whole length: AAAA had not answered when it ended, and the race went
+	// on without it.
+	ResolutionDelayExpired bool
+
+	// Lookups is indexed AAAA (0) then A (1), as Result.Lookups.
+	Lookups [2]LookupReport
+	// Attempts in the order they started (the index is the attempt's
+	// number in the trace).
+	Attempts []AttemptReport
+}
+
+// Phase is one span of a race. Happened is false when the race never
+// entered the phase (then Start and End are zero).
+//
+//   - Resolving: from the first lookup's start to the end of the last one
+//     (its answer, its failure, or the moment the race stopped waiting for
+//     it: a resolv_timeout, or the race's end). It does not happen when no
+//     lookup is made (an IP literal, a static list).
+//   - ResolutionDelay: from A's answer, when it came while AAAA was still
+//     pending and before any attempt (RFC 8305 §3), to the first of: AAAA's
+//     answer or failure, the delay's expiry, the race's end.
+//   - Connecting: from the first attempt's start to the race's outcome
+//     (the winner's connect, or the failure).
+type Phase struct {
+	Happened   bool
+	Start, End time.Duration
+}
+
+// Duration is End - Start.
+func (p Phase) Duration() time.Duration { return p.End - p.Start }
+
+// WinReason says why the winning family won.
+type WinReason uint8
+
+// The reasons, the first that applies, looking at the other family (the
+// one that did not win):
+const (
+	ReasonNone WinReason = iota // the race did not connect
+	// ReasonFirstToConnect: an attempt of the other family was still in
+	// flight when the winner connected (it was closed as a loser).
+	ReasonFirstToConnect
+	// ReasonOtherFamilyFailed: every attempt of the other family (at least
+	// one) had failed before the winner connected.
+	ReasonOtherFamilyFailed
+	// ReasonOnlyFamilyResolved: the other family was looked up but gave no
+	// address: its lookup failed (NXDOMAIN, NODATA, SERVFAIL ...), timed
+	// out, or had not answered when the winner connected.
+	ReasonOnlyFamilyResolved
+	// ReasonOtherFamilyNotTried: the other family had answered with
+	// addresses, but none had been tried when the winner connected (the
+	// winner's family came first in the order).
+	ReasonOtherFamilyNotTried
+	// ReasonOnlyFamilyAsked: only the winner's family was looked up (a
+	// family restriction, a local address of that family).
+	ReasonOnlyFamilyAsked
+	// ReasonGivenAddresses: no lookup was made (an IP literal, a static
+	// list) and no address of the other family was tried before the
+	// winner connected.
+	ReasonGivenAddresses
+)
+
+var reasonNames = [...]string{
+	ReasonNone:                "none",
+	ReasonFirstToConnect:      "first-to-connect",
+	ReasonOtherFamilyFailed:   "other-family-failed",
+	ReasonOnlyFamilyResolved:  "only-family-resolved",
+	ReasonOtherFamilyNotTried: "other-family-not-tried",
+	ReasonOnlyFamilyAsked:     "only-family-asked",
+	ReasonGivenAddresses:      "given-addresses",
+}
+
+func (r WinReason) String() string {
+	if int(r) < len(reasonNames) {
+		return reasonNames[r]
+	}
+	return "unknown"
+}
+
+// LookupState is how one family's lookup ended. The numbers are the C
+// ABI's HEV2_LOOKUP_*.
+type LookupState uint8
+
+const (
+	LookupNotAsked  LookupState = iota // never started (literal, static list, family restriction)
+	LookupAbandoned                    // still pending when the race ended
+	LookupAnswered                     // answered with addresses
+	LookupFailed                       // failed: Err says how (NODATA included)
+	LookupTimedOut                     // cut short by resolv_timeout
+)
+
+var lookupStateNames = [...]string{
+	LookupNotAsked:  "not-asked",
+	LookupAbandoned: "abandoned",
+	LookupAnswered:  "answered",
+	LookupFailed:    "failed",
+	LookupTimedOut:  "timed-out",
+}
+
+func (s LookupState) String() string {
+	if int(s) < len(lookupStateNames) {
+		return lookupStateNames[s]
+	}
+	return "unknown"
+}
+
+// LookupReport is what one family's lookup did.
+type LookupReport struct {
+	Family Family // IPv6 (Lookups[0]) or IPv4 (Lookups[1]), asked or not
+	State  LookupState
+	// Start is when it was asked, End when it answered, failed or was
+	// given up (both zero when not asked).
+	Start, End time.Duration
+	Addrs      []netip.Addr // the answer (LookupAnswered)
+	Err        error        // the failure (LookupFailed): a *ResolveError
+}
+
+// Duration is the lookup's answer (or failure) time: End - Start.
+func (l LookupReport) Duration() time.Duration { return l.End - l.Start }
+
+// AttemptOutcome is how one connection attempt ended. The numbers are the
+// C ABI's HEV2_ATTEMPT_*.
+type AttemptOutcome uint8
+
+const (
+	attemptRunning   AttemptOutcome = iota // only while the report is built
+	AttemptConnected                       // it won
+	AttemptFailed                          // connect (or bind) failed: Err
+	AttemptTimedOut                        // a caller's timeout closed it
+	AttemptLost                            // closed as a loser: another attempt won
+	AttemptCanceled                        // closed because the caller canceled
+)
+
+var attemptOutcomeNames = [...]string{
+	attemptRunning:   "running",
+	AttemptConnected: "connected",
+	AttemptFailed:    "failed",
+	AttemptTimedOut:  "timed-out",
+	AttemptLost:      "lost",
+	AttemptCanceled:  "canceled",
+}
+
+func (o AttemptOutcome) String() string {
+	if int(o) < len(attemptOutcomeNames) {
+		return attemptOutcomeNames[o]
+	}
+	return "unknown"
+}
+
+// AttemptReport is what one connection attempt did.
+type AttemptReport struct {
+	Addr    netip.AddrPort
+	Family  Family
+	Start   time.Duration
+	End     time.Duration
+	Outcome AttemptOutcome
+	// Err is the failure (AttemptFailed: syscall.Errno or *BindError;
+	// AttemptTimedOut in serial mode: the *TimeoutError); nil otherwise.
+	Err error
+}
+
+// Duration is how long the attempt lasted: End - Start.
+func (a AttemptReport) Duration() time.Duration { return a.End - a.Start }
+
+// Errors of NewReport.
+var (
+	ErrNoTrace     = errors.New("hev2: no recorded trace (record the race's events to get its report)")
+	ErrRaceNotDone = errors.New("hev2: the race is not finished (its trace has no done event)")
+	ErrBadTrace    = errors.New("hev2: malformed trace")
+)
+
+// NewReport builds the report of a finished race from its whole trace, as
+// the race machine emitted it (Dialer.Record, or every event given to
+// Dialer.Trace, in order).
+func NewReport(events []TraceEvent) (Report, error) {
+	r := Report{Winner: -1}
+	for i, f := range LookupFamilies {
+		r.Lookups[i].Family = f
+	}
+	if len(events) == 0 {
+		return r, ErrNoTrace
+	}
+	var (
+		done          bool
+		resolvExpired bool
+		rdUntil       time.Duration
+	)
+	for i := range events {
+		ev := &events[i]
+		if done {
+			return r, ErrBadTrace // nothing follows the outcome
+		}
+		switch ev.Kind {
+		case TraceLookupStarted:
+			l := &r.Lookups[FamilyIndex(ev.Family)]
+			*l = LookupReport{Family: ev.Family, State: LookupAbandoned, Start: ev.At, End: ev.At}
+		case TraceLookupAnswered, TraceLookupFailed, TraceLookupCanceled:
+			l := &r.Lookups[FamilyIndex(ev.Family)]
+			if l.State != LookupAbandoned {
+				return r, ErrBadTrace // an end without a start
+			}
+			l.End = ev.At
+			switch {
+			case ev.Kind == TraceLookupAnswered:
+				l.State, l.Addrs = LookupAnswered, ev.Addrs
+			case ev.Kind == TraceLookupFailed:
+				l.State, l.Err = LookupFailed, ev.Err
+			case resolvExpired:
+				l.State = LookupTimedOut
+			default:
+				// Given up: abandoned, unless the outcome says otherwise
+				// (settle); the mark refuses a second end.
+				l.State = lookupCanceledMark
+			}
+		case TraceResolutionDelay:
+			r.ResolutionDelay = Phase{Happened: true, Start: ev.At}
+			rdUntil = ev.Until
+		case TraceAttemptStarted:
+			if ev.Attempt != len(r.Attempts) {
+				return r, ErrBadTrace
+			}
+			r.Attempts = append(r.Attempts, AttemptReport{
+				Addr: ev.Addr, Family: FamilyOf(ev.Addr.Addr()), Start: ev.At, End: ev.At,
+			})
+		case TraceAttemptFailed, TraceAttemptWon, TraceAttemptClosed:
+			if ev.Attempt < 0 || ev.Attempt >= len(r.Attempts) || r.Attempts[ev.Attempt].Outcome != attemptRunning {
+				return r, ErrBadTrace
+			}
+			a := &r.Attempts[ev.Attempt]
+			a.End = ev.At
+			switch ev.Kind {
+			case TraceAttemptWon:
+				a.Outcome = AttemptConnected
+				r.Connected, r.Winner, r.Family = true, ev.Attempt, a.Family
+			case TraceAttemptFailed:
+				a.Outcome, a.Err = AttemptFailed, ev.Err
+				var te *TimeoutError
+				if errors.As(ev.Err, &te) {
+					a.Outcome = AttemptTimedOut
+				}
+			default:
+				a.Outcome = attemptClosedMark
+			}
+		case TraceTimeout:
+			r.Timeout = ev.Timeout
+			if ev.Timeout == TimeoutResolv {
+				resolvExpired = true
+			}
+		case TraceDone:
+			done = true
+			r.Elapsed = ev.At
+			if ev.Err != nil {
+				var e *Error
+				if !errors.As(ev.Err, &e) {
+					return r, ErrBadTrace
+				}
+				r.Failure = e.Outcome
+			}
+		}
+	}
+	if !done {
+		return r, ErrRaceNotDone
+	}
+	r.settle()
+	r.phases(rdUntil)
+	r.Reason = r.reason()
+	return r, nil
+}
+
+// Marks used while the trace is read: a lookup the race gave up on (it
+// becomes LookupAbandoned) and an attempt the race closed (its outcome
+// depends on how the race ended, known only at its end).
+const (
+	lookupCanceledMark = LookupState(255)
+	attemptClosedMark  = AttemptOutcome(255)
+)
+
+// settle gives each closed attempt and abandoned lookup its final state,
+// now that the race's outcome is known.
+func (r *Report) settle() {
+	for i := range r.Lookups {
+		if r.Lookups[i].State == lookupCanceledMark {
+			r.Lookups[i].State = LookupAbandoned
+		}
+	}
+	for i := range r.Attempts {
+		a := &r.Attempts[i]
+		if a.Outcome != attemptClosedMark && a.Outcome != attemptRunning {
+			continue
+		}
+		// The machine closes every attempt still open when the race ends:
+		// because one won, because the caller canceled, or because one of
+		// the caller's timeouts ended it.
+		a.End = r.Elapsed
+		switch {
+		case r.Connected:
+			a.Outcome = AttemptLost
+		case r.Failure == OutcomeTimeout:
+			a.Outcome = AttemptTimedOut
+		default:
+			a.Outcome = AttemptCanceled
+		}
+	}
+}
+
+// phases computes the three spans (see Phase).
+func (r *Report) phases(rdUntil time.Duration) {
+	for _, l := range r.Lookups {
+		if l.State == LookupNotAsked {
+			continue
+		}
+		if !r.Resolving.Happened {
+			r.Resolving = Phase{Happened: true, Start: l.Start, End: l.End}
+			continue
+		}
+		r.Resolving.Start = min(r.Resolving.Start, l.Start)
+		r.Resolving.End = max(r.Resolving.End, l.End)
+	}
+	if rd := &r.ResolutionDelay; rd.Happened {
+		aaaa := r.Lookups[FamilyIndex(IPv6)]
+		rd.End = min(rdUntil, r.Elapsed)
+		if aaaa.State != LookupNotAsked && aaaa.End >= rd.Start {
+			rd.End = min(rd.End, aaaa.End)
+		}
+		r.ResolutionDelayExpired = aaaa.End > rdUntil
+	}
+	if len(r.Attempts) > 0 {
+		r.Connecting = Phase{Happened: true, Start: r.Attempts[0].Start, End: r.Elapsed}
+	}
+}
+
+// reason explains the winner's family (see WinReason).
+func (r *Report) reason() WinReason {
+	if !r.Connected {
+		return ReasonNone
+	}
+	other := IPv4
+	if r.Family == IPv4 {
+		other = IPv6
+	}
+	tried, lost := false, false
+	for _, a := range r.Attempts {
+		if a.Family != other {
+			continue
+		}
+		tried = true
+		lost = lost || a.Outcome == AttemptLost
+	}
+	switch {
+	case lost:
+		return ReasonFirstToConnect
+	case tried:
+		return ReasonOtherFamilyFailed
+	case r.Lookups[0].State == LookupNotAsked && r.Lookups[1].State == LookupNotAsked:
+		return ReasonGivenAddresses
+	}
+	switch r.Lookups[FamilyIndex(other)].State {
+	case LookupNotAsked:
+		return ReasonOnlyFamilyAsked
+	case LookupAnswered:
+		return ReasonOtherFamilyNotTried
+	}
+	return ReasonOnlyFamilyResolved
+}
