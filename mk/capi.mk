@@ -16,9 +16,11 @@ BUILD_TARGETS += capi
 TEST_TARGETS  += test-capi
 BENCH_TARGETS += bench-capi
 DEB_PACKAGES  += gcc g++ libc6-dev libasan8 libubsan1 make strace iproute2 binutils pkg-config jq
+# test-capi-stdio: a real sshd and ssh client, git over ssh.
+DEB_PACKAGES  += openssh-server openssh-client git
 
 .PHONY: capi capi-lib capi-asan-lib install test-capi test-capi-plain test-capi-asan \
-	test-capi-header test-capi-cli test-capi-install test-capi-scenarios bench-capi demo-capi
+	test-capi-header test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio bench-capi demo-capi
 
 CAPI_EXAMPLES := $(BUILD)/examples/simple_connect $(BUILD)/examples/event_loop
 
@@ -39,8 +41,11 @@ capi-lib: ## libhev2.so only (go build -buildmode=c-shared)
 
 $(CAPI_LIB): capi-lib
 
-$(BUILD)/hev2-connect: cmd/hev2-connect/hev2-connect.c include/hev2.h $(CAPI_LIB)
-	$(CC) $(CAPI_CFLAGS) -o $@ $< $(CAPI_LDFLAGS)
+# hev2-connect's C files (the tool, its --stdio relay).
+CAPI_CLI_SOURCES := cmd/hev2-connect/hev2-connect.c cmd/hev2-connect/relay.c
+
+$(BUILD)/hev2-connect: $(CAPI_CLI_SOURCES) cmd/hev2-connect/relay.h include/hev2.h $(CAPI_LIB)
+	$(CC) $(CAPI_CFLAGS) -o $@ $(CAPI_CLI_SOURCES) $(CAPI_LDFLAGS)
 
 $(BUILD)/hev2.pc: hev2.pc.in
 	@mkdir -p $(BUILD)
@@ -54,7 +59,7 @@ install: capi ## install library, header, pkg-config file and hev2-connect (PREF
 	ln -sf libhev2.so.$(CAPI_SOVERSION) $(DESTDIR)$(PREFIX)/lib/libhev2.so
 	install -m 0644 include/hev2.h $(DESTDIR)$(PREFIX)/include/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CAPI_VERSION)|g' hev2.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/hev2.pc
-	$(CC) $(CAPI_CFLAGS) -o $(DESTDIR)$(PREFIX)/bin/hev2-connect cmd/hev2-connect/hev2-connect.c -L$(BUILD) -lhev2 -Wl,-rpath,$(PREFIX)/lib
+	$(CC) $(CAPI_CFLAGS) -o $(DESTDIR)$(PREFIX)/bin/hev2-connect $(CAPI_CLI_SOURCES) -L$(BUILD) -lhev2 -Wl,-rpath,$(PREFIX)/lib
 
 # The two loopback servers of the demo and of test-capi-cli (no libhev2).
 $(BUILD)/hev2-demo-listeners: cmd/hev2-connect/hev2-demo-listeners.c
@@ -121,7 +126,7 @@ $(addprefix $(CAPI_ASAN_DIR)/tests/c/,$(CAPI_DLOPEN_TESTS)): $(CAPI_ASAN_DIR)/te
 	$(CC) $(CAPI_CFLAGS) $(CAPI_SAN_FLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
 # ---- test-capi ----------------------------------------------------------------
-test-capi: test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios ## every C test: header, plain, asan, cli, install, scenarios
+test-capi: test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio ## every C test: header, plain, asan, cli, install, scenarios, stdio
 
 # run_capi_tests DIR LIB: every test program of DIR, the dlopen ones given LIB.
 define run_capi_tests
@@ -176,6 +181,15 @@ test-capi-scenarios: capi testbed-tools ## the scenario suite with hev2-connect 
 	$(TESTBED_SUITE) --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin --nameserver [2001:db8::53]:53"
 
 SCENARIO_CLIENTS += --client "hev2-c=$(CURDIR)/$(BUILD)/hev2-connect --json"
+
+# hev2-connect --stdio on the test bed (cmd/hev2-connect/bedtest, Go tests
+# that drive the tool): a few MB both ways through the race with checksums,
+# half-close each way, exit 1 naming the host when every address fails,
+# exit 3 on a reset, and ssh -o ProxyCommand='hev2-connect --stdio %h %p'
+# (then git clone over ssh) against Debian's sshd in the server namespace.
+test-capi-stdio: capi ## hev2-connect --stdio on the test bed: relay both ways, exit codes, ssh ProxyCommand and git over ssh against sshd (root)
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-capi-stdio needs root (network namespaces)"; exit 0; fi; \
+	HEV2_CONNECT=$(CURDIR)/$(BUILD)/hev2-connect $(GO) test -count=1 -v ./cmd/hev2-connect/bedtest/
 
 # ---- bench-capi -----------------------------------------------------------------
 CAPI_BENCH_BINS := $(BUILD)/tests/c/bench_connect $(BUILD)/tests/c/bench_dlopen $(BUILD)/tests/c/bench_pending

@@ -2,12 +2,17 @@
  * hev2-connect — connect once with libhev2 and show how the race went.
  *
  *   hev2-connect [options] HOST PORT
+ *   hev2-connect --stdio [options] HOST PORT
  *
  * Prints a one-line summary (or, with --json, the scenario-client JSON line)
  * and exits 0 when connected, 1 when the connection failed, 2 on a usage
  * error. -v prints the race as a timeline. Ctrl-C cancels the connection
  * cleanly: the signal handler only triggers a postponed job, and the job
  * (run from the main loop, a safe point) calls hev2_cancel.
+ *
+ * --stdio relays stdin and stdout through the connection (relay.c), as an
+ * ssh ProxyCommand does: nothing but the peer's bytes goes to stdout, and
+ * exit 3 says the relay broke after the connection was made.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -22,11 +27,15 @@
 #include <unistd.h>
 
 #include "hev2.h"
+#include "relay.h"
 
-enum { EXIT_CONNECTED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
+enum { EXIT_CONNECTED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_RELAY = 3 };
 
 static const char usage_text[] =
 	"usage: hev2-connect [options] HOST PORT\n"
+	"       hev2-connect --stdio [options] HOST PORT\n"
+	"      --stdio                   relay stdin/stdout through the connection (like nc;\n"
+	"                                for ssh -o ProxyCommand='hev2-connect --stdio %h %p')\n"
 	"  -v, --verbose                 print the race as a timeline\n"
 	"      --json                    print one JSON line (scenario-client format)\n"
 	"      --resolve NAME:ADDR[,ADDR]  static addresses for NAME (repeatable)\n"
@@ -45,7 +54,11 @@ static const char usage_text[] =
 	"      --blocking                return the socket in blocking mode\n"
 	"      --drive library|waiter    who plays the race: a library thread\n"
 	"                                (default) or this thread, inside hev2_wait\n"
-	"  -h, --help\n";
+	"  -h, --help\n"
+	"exit status: 0 connected (--stdio: relayed until both sides ended), 1 could not\n"
+	"connect (every address failed, no address, a timeout; one line on stderr names\n"
+	"HOST), 2 usage error, 3 --stdio: the relay failed after connecting (reset, write\n"
+	"error); 130 and the like: killed by a signal\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -273,13 +286,39 @@ static int wait_done(hev2_conn c)
 	}
 }
 
+/* finish_stdio: the --stdio end of main. stdout belongs to the peer's
+ * bytes, so the timeline (-v) and every message go to stderr; a failure is
+ * one line that names the host. */
+static int finish_stdio(const hev2_result_info *r, const char *host, const char *port,
+                        int verbose)
+{
+	if (verbose) {
+		fprintf(stderr, "hev2-connect %s port %s\n", host, port);
+		print_timeline(stderr, current, r);
+	}
+	if (r->status != HEV2_OK) {
+		const char *msg = hev2_errmsg(current);
+		if (!strncmp(msg, "hev2: ", 6))
+			msg += 6;
+		fprintf(stderr, "hev2-connect: cannot connect to %s port %s: %s\n", host, port, msg);
+		hev2_release(current);
+		return EXIT_FAILED;
+	}
+	int fd = r->fd;
+	hev2_release(current);
+	/* Connected: Ctrl-C now ends the process as it would nc (the cancel
+	 * job has nothing left to cancel). */
+	signal(SIGINT, SIG_DFL);
+	return relay_stdio(fd, host, port) == 0 ? EXIT_CONNECTED : EXIT_RELAY;
+}
+
 int main(int argc, char **argv)
 {
 	enum {
 		O_JSON = 256, O_RESOLVE, O_RESOLVER, O_NAMESERVER, O_RESOLV_TIMEOUT,
 		O_CONNECT_TIMEOUT, O_OPEN_TIMEOUT, O_RESOLUTION_DELAY, O_ATTEMPT_DELAY,
 		O_FIRST_COUNT, O_FAMILY, O_LOCAL, O_LOCAL_PORT, O_NO_FAST_FALLBACK,
-		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE,
+		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE, O_STDIO,
 	};
 	static const struct option longopts[] = {
 		{"verbose", no_argument, NULL, 'v'},
@@ -302,12 +341,13 @@ int main(int argc, char **argv)
 		{"keepalive", required_argument, NULL, O_KEEPALIVE},
 		{"blocking", no_argument, NULL, O_BLOCKING},
 		{"drive", required_argument, NULL, O_DRIVE},
+		{"stdio", no_argument, NULL, O_STDIO},
 		{NULL, 0, NULL, 0},
 	};
 	hev2_options o;
 	hev2_options_init(&o);
 	char *static_hosts = NULL, *nameservers = NULL;
-	int verbose = 0, json = 0, ch;
+	int verbose = 0, json = 0, stdio = 0, ch;
 	const int max_ms = HEV2_MAX_TIMEOUT_MS;
 
 	while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
@@ -348,6 +388,7 @@ int main(int argc, char **argv)
 		case O_NODELAY: o.nodelay = 1; break;
 		case O_KEEPALIVE: o.keepalive_ms = parse_int("--keepalive", optarg, 0, max_ms); break;
 		case O_BLOCKING: o.blocking = 1; break;
+		case O_STDIO: stdio = 1; break;
 		case O_DRIVE:
 			if (!strcmp(optarg, "library"))
 				o.drive = HEV2_DRIVE_LIBRARY;
@@ -368,6 +409,12 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *host = argv[optind], *port = argv[optind + 1];
+	if (stdio && (json || o.blocking)) {
+		/* stdout carries the peer's bytes; the relay needs a non-blocking socket */
+		fprintf(stderr, "hev2-connect: --stdio cannot be combined with %s\n%s",
+		        json ? "--json" : "--blocking", usage_text);
+		return EXIT_USAGE;
+	}
 	o.static_hosts = static_hosts;
 	o.nameservers = nameservers;
 	o.record_events = verbose || json;
@@ -405,6 +452,8 @@ int main(int argc, char **argv)
 		hev2_release(current);
 		return EXIT_FAILED;
 	}
+	if (stdio)
+		return finish_stdio(&r, host, port, verbose);
 	FILE *timeline = json ? stderr : stdout;
 	if (verbose) {
 		fprintf(timeline, "hev2-connect %s port %s\n", host, port);

@@ -82,6 +82,18 @@ json_is refused '.ok == false and .error.errno == "ECONNREFUSED" and .error.time
 check family-mismatch 1 "$tool" --json --family 6 127.0.0.1 "$P"
 json_is family-mismatch '.ok == false and .error.eai == "EAI_ADDRFAMILY"'
 
+# --stdio (the relay itself is tested on the test bed: make test-capi-stdio)
+check stdio-json 2 "$tool" --stdio --json 127.0.0.1 "$P"
+check stdio-blocking 2 "$tool" --stdio --blocking 127.0.0.1 "$P"
+check stdio-refused 1 "$tool" --stdio --resolve fb.test:::1,127.0.0.1 fb.test "$RP"
+checks=$((checks + 1))
+err=$(cat /tmp/hev2-cli-err.$$)
+case "$out|$err" in
+"|hev2-connect: cannot connect to fb.test port $RP: "*"connection refused"*) ;;
+*) fails=$((fails + 1)); echo "FAIL stdio-refused: want no stdout and one line naming fb.test: $out|$err" ;;
+esac
+[ "$(printf '%s\n' "$err" | wc -l)" = 1 ] || { fails=$((fails + 1)); echo "FAIL stdio-refused: more than one line: $err"; }
+
 # the small examples of examples/c, built beside the tool
 ex=$dir/examples
 check example-simple 0 "$ex/simple_connect" 127.0.0.1 "$P"
