@@ -18,8 +18,8 @@ type sourceEntry struct {
 	ok       bool
 }
 
-func (c *sourceCache) sortRFC6724(addrs []netip.Addr) []netip.Addr {
-	return race.SortRFC6724(addrs, func(dst netip.Addr) (netip.Addr, bool) {
+func (c *sourceCache) sortRFC6724(addrs []netip.Addr, nat64 []netip.Prefix) []netip.Addr {
+	return race.SortRFC6724NAT64(addrs, func(dst netip.Addr) (netip.Addr, bool) {
 		for _, e := range *c {
 			if e.dst == dst {
 				return e.src, e.ok
@@ -28,20 +28,37 @@ func (c *sourceCache) sortRFC6724(addrs []netip.Addr) []netip.Addr {
 		src, ok := kernelSource(dst)
 		*c = append(*c, sourceEntry{dst, src, ok})
 		return src, ok
-	})
+	}, nat64)
 }
 
 // newResult is the account of a race won by attempt id with socket fd.
 func newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result {
 	attempts := m.Attempts()
 	return &race.Result{
-		FD:       fd,
-		Addr:     attempts[id].Addr,
-		Elapsed:  elapsed,
-		Lookups:  m.Lookups(),
-		Attempts: attempts,
-		Trace:    m.Recorded(),
+		FD:              fd,
+		Addr:            attempts[id].Addr,
+		Elapsed:         elapsed,
+		Lookups:         m.Lookups(),
+		Attempts:        attempts,
+		Trace:           m.Recorded(),
+		SynthesizedFrom: attempts[id].SynthesizedFrom,
+		NAT64Prefixes:   m.NAT64Prefixes(),
 	}
+}
+
+// awaitPrefix64 asks the network's NAT64 discovery for its outcome
+// (race.ActionAwaitPrefix64) and hands it to deliver as an event, never
+// inside this call; the returned func stops the delivery.
+func awaitPrefix64(p *Params, deliver func(race.Event)) func() {
+	if p.AwaitPrefix64 == nil {
+		// A machine configured by hand with a pending discovery and no
+		// discovery behind it: end the wait with no prefix.
+		go deliver(race.Event{Kind: race.EventPrefix64})
+		return func() {}
+	}
+	return p.AwaitPrefix64(func(prefixes []netip.Prefix, err error) {
+		deliver(race.Event{Kind: race.EventPrefix64, Prefixes: prefixes, Err: err})
+	})
 }
 
 // cancelLookups cancels every lookup a race still has (nil: none started).

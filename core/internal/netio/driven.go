@@ -44,6 +44,8 @@ type Driven struct {
 	drive      sync.Mutex
 	fds        []int         // per attempt; -1 once closed or handed over
 	lookups    [2]func()     // cancels a lookup
+	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
+	prefixCancel func()
 	timerAt    time.Duration // -1: no timer armed
 	pending    []race.Event  // outcomes found while performing actions
 	batch      []race.Event
@@ -320,6 +322,10 @@ func (r *Driven) perform(acts []race.Action) {
 			r.closeAttempt(a.Attempt)
 		case race.ActionArmTimer:
 			r.timerAt = a.At
+		case race.ActionAwaitPrefix64:
+			r.prefixCancel = awaitPrefix64(r.p, r.post)
+		case race.ActionCancelPrefix64:
+			r.cancelPrefix()
 		case race.ActionDone:
 			if a.Err != nil {
 				r.finish(nil, a.Err)
@@ -388,6 +394,7 @@ func (r *Driven) finish(res *race.Result, err error) {
 		r.closeAttempt(id)
 	}
 	cancelLookups(r.lookups[:])
+	r.cancelPrefix()
 	r.gai.Close()
 	r.gai = nil
 	r.res, r.err = res, err
@@ -399,5 +406,12 @@ func (r *Driven) finish(res *race.Result, err error) {
 	r.mu.Unlock()
 	if r.onDone != nil {
 		r.onDone()
+	}
+}
+
+func (r *Driven) cancelPrefix() {
+	if r.prefixCancel != nil {
+		r.prefixCancel()
+		r.prefixCancel = nil
 	}
 }

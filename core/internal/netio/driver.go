@@ -20,4 +20,9 @@ type Params struct {
 	// port is not 0.
 	Local  netip.AddrPort
 	Socket SocketOptions
+	// AwaitPrefix64 is set when the race waits for this network's NAT64
+	// discovery (race.NAT64Config.Pending): it calls deliver once with the
+	// discovery's outcome, on a goroutine of its own (never inside the
+	// call), unless the returned func is called first.
+	AwaitPrefix64 func(deliver func(prefixes []netip.Prefix, err error)) (cancel func())
 }

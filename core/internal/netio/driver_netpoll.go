@@ -70,6 +70,9 @@ type netpollRace struct {
 
 	lookups   [2]context.CancelFunc
 	lookupOut [2]bool // a lookup whose answer the race still waits for
+	prefixOut bool    // the NAT64 discovery's outcome is still awaited
+	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
+	prefixCancel func()
 	box       *inbox  // lookup answers; made with the first lookup
 	results   chan attemptOutcome
 	attempts  []npAttempt
@@ -154,8 +157,11 @@ func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, erro
 		if r.box != nil {
 			batch = r.box.takeInto(batch)
 			for _, ev := range batch {
-				if ev.Kind == race.EventLookupDone {
+				switch ev.Kind {
+				case race.EventLookupDone:
 					r.lookupOut[race.FamilyIndex(ev.Family)] = false
+				case race.EventPrefix64:
+					r.prefixOut = false
 				}
 			}
 		}
@@ -211,6 +217,15 @@ func (r *netpollRace) perform(ctx context.Context, acts []race.Action) (*net.TCP
 			r.closeAttempt(a.Attempt)
 		case race.ActionArmTimer:
 			r.armTimer(a.At)
+		case race.ActionAwaitPrefix64:
+			if r.box == nil {
+				r.box = newInbox()
+			}
+			r.prefixOut = true
+			r.prefixCancel = awaitPrefix64(&r.p, r.box.push)
+		case race.ActionCancelPrefix64:
+			r.prefixOut = false
+			r.cancelPrefix()
 		case race.ActionDone:
 			if a.Err != nil {
 				return nil, nil, a.Err, true
@@ -275,7 +290,7 @@ func (r *netpollRace) launch(ctx context.Context) {
 // quiet reports whether nothing but an attempt could move the race on: no
 // lookup answer awaited, no timer, no attempt in flight.
 func (r *netpollRace) quiet() bool {
-	if r.live > 0 || r.timerAt >= 0 || r.lookupOut[0] || r.lookupOut[1] || len(r.pending) > 0 {
+	if r.live > 0 || r.timerAt >= 0 || r.lookupOut[0] || r.lookupOut[1] || r.prefixOut || len(r.pending) > 0 {
 		return false
 	}
 	for i := range r.attempts {
@@ -374,6 +389,7 @@ func (r *netpollRace) cleanup() {
 		r.closeAttempt(id)
 	}
 	cancelLookups(r.lookups[:])
+	r.cancelPrefix()
 	if r.timer != nil {
 		r.timer.Stop()
 	}
@@ -391,5 +407,12 @@ func (r *netpollRace) cleanup() {
 		if c := r.attempts[i].cancel; c != nil {
 			c()
 		}
+	}
+}
+
+func (r *netpollRace) cancelPrefix() {
+	if r.prefixCancel != nil {
+		r.prefixCancel()
+		r.prefixCancel = nil
 	}
 }

@@ -26,6 +26,8 @@ type Evented struct {
 	fds     []int    // per attempt; -1 once closed or handed over
 	tokens  []uint64 // per attempt's poller registration, 0 if none
 	lookups [2]func()
+	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
+	prefixCancel func()
 	timer   *time.Timer
 	pending []race.Event
 	sources sourceCache
@@ -133,6 +135,10 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 			r.closeAttempt(a.Attempt)
 		case race.ActionArmTimer:
 			r.armTimer(a.At)
+		case race.ActionAwaitPrefix64:
+			r.prefixCancel = awaitPrefix64(r.p, r.step)
+		case race.ActionCancelPrefix64:
+			r.cancelPrefix()
 		case race.ActionDone:
 			if a.Err != nil {
 				return nil, a.Err, true
@@ -274,7 +280,15 @@ func (r *Evented) release() {
 		r.closeAttempt(id)
 	}
 	cancelLookups(r.lookups[:])
+	r.cancelPrefix()
 	if r.timer != nil {
 		r.timer.Stop()
+	}
+}
+
+func (r *Evented) cancelPrefix() {
+	if r.prefixCancel != nil {
+		r.prefixCancel()
+		r.prefixCancel = nil
 	}
 }

@@ -43,6 +43,12 @@ type Machine struct {
 	lastResolveErr error
 	canceled       error
 
+	// NAT64 (cfg.NAT64 != nil): the prefixes in use, whether discovery is
+	// still awaited, and the IPv4 destinations held until it ends.
+	prefixes     []netip.Prefix
+	prefixWait   bool
+	heldForNAT64 []netip.Addr
+
 	acts []Action
 }
 
@@ -53,6 +59,7 @@ type lookupState struct {
 
 type candidate struct {
 	addr  netip.Addr
+	from  netip.Addr // the IPv4 address addr was synthesized from (NAT64)
 	tried bool
 }
 
@@ -74,8 +81,11 @@ func NewMachine(cfg MachineConfig) *Machine {
 func (m *Machine) Start(now time.Duration) []Action {
 	m.start = now
 	m.acts = m.acts[:0]
+	if m.cfg.NAT64 != nil {
+		m.startNAT64(now)
+	}
 	if m.cfg.Static != nil {
-		m.addAddrs(m.cfg.Static)
+		m.admit(now, m.cfg.Static)
 	} else {
 		for _, f := range m.cfg.Families {
 			l := &m.lookups[FamilyIndex(f)]
@@ -126,6 +136,8 @@ func (m *Machine) apply(now time.Duration, ev *Event) {
 		m.lookupDone(now, ev.Family, ev.Addrs, ev.Err)
 	case EventAttemptDone:
 		m.attemptDone(now, ev.Attempt, ev.Err)
+	case EventPrefix64:
+		m.prefixDone(now, ev.Prefixes, ev.Err)
 	case EventCancel:
 		if !m.done {
 			m.canceled = ev.Err
@@ -154,7 +166,7 @@ func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, er
 	} else {
 		l.info.Addrs = addrs
 		m.trace(now, TraceEvent{Kind: TraceLookupAnswered, Family: f, Addrs: addrs})
-		m.addAddrs(addrs)
+		m.admit(now, addrs)
 	}
 	switch {
 	case f == IPv6:
@@ -196,7 +208,7 @@ func (m *Machine) evaluate(now time.Duration) {
 		m.rdActive = false
 	}
 	m.maybeStartAttempt(now)
-	if m.inflight == 0 && m.untried == 0 && !m.lookupPending() {
+	if m.inflight == 0 && m.untried == 0 && !m.lookupPending() && !m.prefixWait {
 		m.fail(now)
 		return
 	}
@@ -210,7 +222,7 @@ func (m *Machine) checkTimeouts(now time.Duration) bool {
 		m.expire(now, TimeoutOpen)
 		return true
 	}
-	if t := m.cfg.ResolvTimeout; t > 0 && m.lookupPending() && now >= m.start+t {
+	if t := m.cfg.ResolvTimeout; t > 0 && m.resolving() && now >= m.start+t {
 		// Resolution is over: what was found races on; what was not is
 		// abandoned. The race ends here only if nothing is left to try.
 		m.expired = TimeoutResolv
@@ -226,6 +238,11 @@ func (m *Machine) checkTimeouts(now time.Duration) bool {
 			}
 		}
 		m.rdActive = false
+		if m.prefixWait {
+			// Discovery is part of resolution: stop waiting for it.
+			m.emit(Action{Kind: ActionCancelPrefix64})
+			m.prefixDone(now, nil, terr)
+		}
 	}
 	if t := m.cfg.ConnectTimeout; t > 0 && m.cfg.Serial {
 		for id := range m.attempts {
@@ -256,7 +273,7 @@ func (m *Machine) maybeStartAttempt(now time.Duration) {
 		return
 	}
 	if m.cfg.Serial {
-		if m.lookupPending() || m.inflight > 0 {
+		if m.lookupPending() || m.prefixWait || m.inflight > 0 {
 			return
 		}
 	} else if m.inflight > 0 && !failed && now < m.lastStart+m.cfg.ConnectionAttemptDelay {
@@ -277,7 +294,7 @@ func (m *Machine) startAttempt(now time.Duration) {
 	m.untried--
 	id := len(m.attempts)
 	ap := netip.AddrPortFrom(c.addr, m.cfg.Port)
-	a := attemptState{info: AttemptInfo{Addr: ap, Start: now - m.start}, open: true}
+	a := attemptState{info: AttemptInfo{Addr: ap, Start: now - m.start, SynthesizedFrom: c.from}, open: true}
 	if m.cfg.Serial && m.cfg.ConnectTimeout > 0 {
 		a.deadline = now + m.cfg.ConnectTimeout
 	}
@@ -291,7 +308,7 @@ func (m *Machine) startAttempt(now time.Duration) {
 		m.connectAt = now + m.cfg.ConnectTimeout
 	}
 	m.emit(Action{Kind: ActionStartAttempt, Attempt: id, Addr: ap})
-	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap})
+	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap, From: c.from})
 }
 
 func (m *Machine) win(now time.Duration, id int) {
@@ -300,7 +317,7 @@ func (m *Machine) win(now time.Duration, id int) {
 	a.info.Won = true
 	a.info.End = now - m.start
 	m.inflight--
-	m.trace(now, TraceEvent{Kind: TraceAttemptWon, Attempt: id, Addr: a.info.Addr})
+	m.trace(now, TraceEvent{Kind: TraceAttemptWon, Attempt: id, Addr: a.info.Addr, From: a.info.SynthesizedFrom})
 	m.finish(now)
 	m.emit(Action{Kind: ActionDone, Attempt: id})
 	m.trace(now, TraceEvent{Kind: TraceDone})
@@ -336,6 +353,10 @@ func (m *Machine) finish(now time.Duration) {
 			m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
 		}
 	}
+	if m.prefixWait {
+		m.prefixWait = false
+		m.emit(Action{Kind: ActionCancelPrefix64})
+	}
 	if m.timerAt != noTimer {
 		m.timerAt = noTimer
 		m.emit(Action{Kind: ActionArmTimer, At: noTimer})
@@ -356,6 +377,13 @@ func (m *Machine) closeAttempt(now time.Duration, id int, err error) {
 
 func (m *Machine) lookupPending() bool { return m.lookups[0].pending || m.lookups[1].pending }
 
+// resolving: a lookup is pending, or a name's race awaits NAT64 discovery
+// (part of its resolution; a literal's wait is bounded by discovery's own
+// timeout, as a literal has no resolv_timeout).
+func (m *Machine) resolving() bool {
+	return m.lookupPending() || m.prefixWait && m.cfg.Static == nil
+}
+
 // armTimer asks for a wake-up at the earliest moment something becomes due.
 func (m *Machine) armTimer(now time.Duration) {
 	next := noTimer
@@ -367,7 +395,7 @@ func (m *Machine) armTimer(now time.Duration) {
 	if t := m.cfg.OpenTimeout; t > 0 {
 		consider(m.start + t)
 	}
-	if t := m.cfg.ResolvTimeout; t > 0 && m.lookupPending() {
+	if t := m.cfg.ResolvTimeout; t > 0 && m.resolving() {
 		consider(m.start + t)
 	}
 	if m.rdActive {

@@ -35,13 +35,13 @@ func testConfig() MachineConfig {
 		ResolutionDelay:         DefaultResolutionDelay,
 		ConnectionAttemptDelay:  DefaultConnectionAttemptDelay,
 		FirstAddressFamilyCount: 1,
-		Sort: func(a []netip.Addr) []netip.Addr {
-			return SortRFC6724(a, func(dst netip.Addr) (netip.Addr, bool) {
+		Sort: func(a []netip.Addr, nat64 []netip.Prefix) []netip.Addr {
+			return SortRFC6724NAT64(a, func(dst netip.Addr) (netip.Addr, bool) {
 				if dst.Is4() {
 					return netip.MustParseAddr("198.18.0.2"), true
 				}
 				return netip.MustParseAddr("2001:db8::2"), true
-			})
+			}, nat64)
 		},
 	}
 }

@@ -15,6 +15,9 @@ const (
 	EventAttemptDone
 	// EventCancel: the caller gave up (Err is the reason).
 	EventCancel
+	// EventPrefix64: the NAT64 discovery the race awaited ended: Prefixes
+	// (empty: none on this network), or Err.
+	EventPrefix64
 )
 
 // Event is something that happened to a race. Timer expiry needs no event:
@@ -25,6 +28,8 @@ type Event struct {
 	Addrs   []netip.Addr
 	Attempt int
 	Err     error
+	// Prefixes are the NAT64 prefixes of an EventPrefix64.
+	Prefixes []netip.Prefix
 }
 
 // ActionKind names an output of the Machine.
@@ -45,6 +50,11 @@ const (
 	// ActionDone: the race is over. Attempt is the winner (Err == nil), or
 	// Err is the *Error that explains the failure.
 	ActionDone
+	// ActionAwaitPrefix64: deliver EventPrefix64 when this network's NAT64
+	// discovery ends (MachineConfig.NAT64.Pending).
+	ActionAwaitPrefix64
+	// ActionCancelPrefix64: the race no longer needs the discovery.
+	ActionCancelPrefix64
 )
 
 // Action is something the driver must do for the race.
@@ -78,13 +88,34 @@ type MachineConfig struct {
 	// Serial: resolve every family, then one attempt at a time.
 	Serial bool
 
-	// Sort orders destinations by RFC 6724; called only with two or more
-	// addresses. nil keeps the resolver's order.
-	Sort func([]netip.Addr) []netip.Addr
+	// NAT64, when not nil, says the host has IPv6 and no IPv4 route and
+	// NAT64 is wanted: IPv4 destinations are synthesized into the network's
+	// prefix (RFC 6052), and IPv6 destinations inside it are sorted as
+	// IPv4. nil (an IPv4 route, NAT64 turned off) costs nothing.
+	NAT64 *NAT64Config
+
+	// Sort orders destinations by RFC 6724 (SortRFC6724NAT64), treating
+	// addresses inside the NAT64 prefixes as IPv4; called only with two or
+	// more addresses. nil keeps the resolver's order.
+	Sort func(addrs []netip.Addr, nat64 []netip.Prefix) []netip.Addr
 	// Trace observes each step (nil: no cost).
 	Trace func(TraceEvent)
 	// Record, if not nil, keeps every step; the outcome (Result.Trace,
 	// Error.Trace) points to it. A pointer, so that a race that does not
 	// record carries 8 bytes for it, not a slice.
 	Record *Trace
+}
+
+// NAT64Config is a race's view of this network's NAT64 prefix discovery.
+type NAT64Config struct {
+	// Prefixes already discovered on this network (valid RFC 6052
+	// prefixes; the first is used for synthesis). Empty and not Pending:
+	// discovery found none (cached negative answer).
+	Prefixes []netip.Prefix
+	// Pending: discovery is running; the race asks for its end
+	// (ActionAwaitPrefix64) and holds IPv4 destinations until then, while
+	// IPv6 ones race at once.
+	Pending bool
+	// Source says where Prefixes came from, for the trace.
+	Source string
 }

@@ -5,26 +5,38 @@ import "net/netip"
 // addAddrs adds the addresses not seen before and recomputes the order of
 // the whole list, so that late answers join in their sorted position while
 // what was already tried stays tried.
-func (m *Machine) addAddrs(addrs []netip.Addr) {
+// from, when not nil, gives for each address the IPv4 address it was
+// synthesized from (NAT64) or the zero Addr.
+func (m *Machine) addAddrs(addrs, from []netip.Addr) {
 	added := false
-	for _, a := range addrs {
+	for i, a := range addrs {
 		if m.indexOf(a) < 0 {
-			m.cands = append(m.cands, candidate{addr: a})
+			c := candidate{addr: a}
+			if from != nil {
+				c.from = from[i]
+			}
+			m.cands = append(m.cands, c)
 			m.untried++
 			added = true
 		}
 	}
-	if !added {
-		return
+	if added {
+		m.reorder()
 	}
+}
+
+// reorder computes the order of every candidate: RFC 6724, then the
+// interleave by family, both with addresses inside the NAT64 prefixes
+// counted as IPv4.
+func (m *Machine) reorder() {
 	all := make([]netip.Addr, len(m.cands))
 	for i := range m.cands {
 		all[i] = m.cands[i].addr
 	}
 	if len(all) > 1 && m.cfg.Sort != nil {
-		all = m.cfg.Sort(all)
+		all = m.cfg.Sort(all, m.prefixes)
 	}
-	all = Interleave(all, m.cfg.FirstAddressFamilyCount)
+	all = InterleaveNAT64(all, m.cfg.FirstAddressFamilyCount, m.prefixes)
 	m.order = m.order[:0]
 	for _, a := range all {
 		m.order = append(m.order, m.indexOf(a))
@@ -70,16 +82,29 @@ func containsAddr(list []netip.Addr, a netip.Addr) bool {
 // then alternately one of the other family and one of the preferred. The
 // relative order inside each family is kept.
 func Interleave(addrs []netip.Addr, firstCount int) []netip.Addr {
+	return InterleaveNAT64(addrs, firstCount, nil)
+}
+
+// InterleaveNAT64 is Interleave where an IPv6 address inside one of the
+// discovered NAT64 prefixes counts as IPv4 (Happy Eyeballs v3): the
+// translated path alternates with real IPv6 as IPv4 would.
+func InterleaveNAT64(addrs []netip.Addr, firstCount int, prefixes []netip.Prefix) []netip.Addr {
 	if len(addrs) < 2 {
 		return addrs
 	}
 	if firstCount < 1 {
 		firstCount = 1
 	}
-	first := FamilyOf(addrs[0])
+	famOf := func(a netip.Addr) Family {
+		if _, ok := translated(a, prefixes); ok {
+			return IPv4
+		}
+		return FamilyOf(a)
+	}
+	first := famOf(addrs[0])
 	var primary, secondary []netip.Addr
 	for _, a := range addrs {
-		if FamilyOf(a) == first {
+		if famOf(a) == first {
 			primary = append(primary, a)
 		} else {
 			secondary = append(secondary, a)

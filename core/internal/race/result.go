@@ -22,6 +22,10 @@ type AttemptInfo struct {
 	End   time.Duration // zero while running
 	Err   error         // syscall.Errno, *BindError or *TimeoutError; nil for the winner or a closed loser
 	Won   bool
+	// SynthesizedFrom is the IPv4 address Addr embeds when hev2
+	// synthesized Addr through a NAT64 prefix (RFC 6052) from an IPv4
+	// literal, static entry or A answer; invalid otherwise.
+	SynthesizedFrom netip.Addr
 }
 
 // Result describes a won race.
@@ -37,6 +41,13 @@ type Result struct {
 	// Trace is every step of the race, kept only when it was asked for
 	// (MachineConfig.Record; core's Dialer.Record): nil otherwise.
 	Trace *Trace
+	// SynthesizedFrom is the IPv4 address the winner was synthesized from
+	// (NAT64; Addr is then the IPv6 address it was tried as, and FD an
+	// AF_INET6 socket); invalid otherwise.
+	SynthesizedFrom netip.Addr
+	// NAT64Prefixes are the prefixes the race used (discovered on this
+	// network), nil when NAT64 did not apply.
+	NAT64Prefixes []netip.Prefix
 }
 
 // Family is the winner's address family.

@@ -15,18 +15,41 @@ type SourceFunc func(dst netip.Addr) (netip.Addr, bool)
 // addresses) and are skipped, as Go's net package does; rule 10 keeps the
 // resolver's order for ties.
 func SortRFC6724(addrs []netip.Addr, source SourceFunc) []netip.Addr {
+	return SortRFC6724NAT64(addrs, source, nil)
+}
+
+// SortRFC6724NAT64 is SortRFC6724 with the NAT64 prefixes discovered on
+// this network: a destination inside one of them (a DNS64-synthesized AAAA,
+// or hev2's own synthesis) is treated as the IPv4 address it embeds, as
+// Happy Eyeballs v3 asks: IPv4's precedence and label for the destination,
+// and for its path (the IPv6 source reaches IPv4 through the translator).
+// It is usable when the kernel has a source for the IPv6 address. So a
+// real global IPv6 destination sorts before a translated one, and a ULA
+// after it, as they would against plain IPv4.
+func SortRFC6724NAT64(addrs []netip.Addr, source SourceFunc, prefixes []netip.Prefix) []netip.Addr {
 	type entry struct {
 		dst, src netip.Addr
 		hasSrc   bool
+		asIPv4   bool // translated: sorted as the IPv4 address it embeds
 		dstAttr  policyAttr
 		srcAttr  policyAttr
 	}
 	es := make([]entry, len(addrs))
 	for i, a := range addrs {
 		e := entry{dst: a, dstAttr: attrOf(a)}
+		v4, asIPv4 := translated(a, prefixes)
+		if asIPv4 {
+			e.asIPv4 = true
+			e.dstAttr = attrOf(v4)
+		}
 		if src, ok := source(a); ok {
 			e.src, e.hasSrc = src, true
 			e.srcAttr = attrOf(src)
+			if asIPv4 {
+				// Beyond the translator the path is IPv4: the
+				// source's label is IPv4's, its scope its own.
+				e.srcAttr.label = ipv4Label
+			}
 		}
 		es[i] = e
 	}
@@ -60,7 +83,7 @@ func SortRFC6724(addrs []netip.Addr, source SourceFunc) []netip.Addr {
 		}
 		// Rule 9: prefer the longest matching prefix (IPv6 only, same
 		// family; RFC 6724 §6 note applied as in glibc).
-		if a.dst.Is6() && b.dst.Is6() && !a.dst.Is4In6() && !b.dst.Is4In6() {
+		if a.dst.Is6() && b.dst.Is6() && !a.dst.Is4In6() && !b.dst.Is4In6() && !a.asIPv4 && !b.asIPv4 {
 			la := commonPrefixLen(a.dst, a.src)
 			lb := commonPrefixLen(b.dst, b.src)
 			if la != lb {
@@ -128,6 +151,9 @@ var defaultPolicy = []policyRow{
 	{netip.MustParsePrefix("fc00::/7"), 3, 13},
 	{netip.MustParsePrefix("::/0"), 40, 1},
 }
+
+// ipv4Label is the label of ::ffff:0:0/96 (IPv4) in the default policy.
+const ipv4Label = 4
 
 // Scopes of RFC 4291 §2.7 as RFC 6724 §3.1 applies them.
 const (

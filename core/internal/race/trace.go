@@ -23,6 +23,10 @@ const (
 	TraceDone                                 // Err (nil on success)
 	// Numbered after the first twelve, which the C ABI's HEV2_EV_* mirror.
 	TraceAttemptDelay // the next attempt is due at Until, unless one fails first
+	// NAT64 (the host has IPv6 and no IPv4 route):
+	TraceNAT64Discovery // the race waits for this network's PREF64 discovery (ipv4only.arpa)
+	TraceNAT64Prefix    // Prefixes in use (none: no NAT64 here), Detail their source, Err a failed discovery
+	TraceSynthesized    // Addr (IPv6) synthesized from From (IPv4)
 )
 
 var traceNames = [...]string{
@@ -39,6 +43,9 @@ var traceNames = [...]string{
 	TraceCanceled:        "canceled",
 	TraceDone:            "done",
 	TraceAttemptDelay:    "attempt-delay",
+	TraceNAT64Discovery:  "nat64-discovery",
+	TraceNAT64Prefix:     "nat64-prefix",
+	TraceSynthesized:     "synthesized",
 }
 
 func (k TraceKind) String() string {
@@ -76,4 +83,11 @@ type TraceEvent struct {
 	// the same clock as At.
 	Until time.Duration
 	Err   error
+	// Prefixes are the NAT64 prefixes of nat64-prefix; From the IPv4
+	// address a synthesized destination embeds (synthesized, and the
+	// attempt events of such a destination); Detail a word of context
+	// (where the prefixes came from).
+	Prefixes []netip.Prefix
+	From     netip.Addr
+	Detail   string
 }

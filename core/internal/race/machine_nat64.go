@@ -1,0 +1,94 @@
+package race
+
+import (
+	"net/netip"
+	"time"
+)
+
+// The machine's NAT64 part. It runs only when the driver's configuration
+// says the host has IPv6 and no IPv4 route (MachineConfig.NAT64 != nil):
+// every other race never enters it.
+
+// startNAT64 takes the network's discovery state: prefixes known from an
+// earlier discovery, or a discovery to wait for.
+func (m *Machine) startNAT64(now time.Duration) {
+	n := m.cfg.NAT64
+	m.prefixes = validPrefixes(n.Prefixes)
+	if n.Pending {
+		m.prefixWait = true
+		m.emit(Action{Kind: ActionAwaitPrefix64})
+		m.trace(now, TraceEvent{Kind: TraceNAT64Discovery, Detail: n.Source})
+		return
+	}
+	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.prefixes, Detail: n.Source})
+}
+
+// admit adds destinations to the race. Without NAT64 they go in as they
+// are. With it, an IPv4 destination is held while discovery runs, then
+// synthesized into the first prefix when RFC 6052 allows it (it stays
+// IPv4 otherwise, and fails as IPv4 does on a host without an IPv4 route).
+func (m *Machine) admit(now time.Duration, addrs []netip.Addr) {
+	if m.cfg.NAT64 == nil {
+		m.addAddrs(addrs, nil)
+		return
+	}
+	out := make([]netip.Addr, 0, len(addrs))
+	from := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		var v4 netip.Addr
+		if FamilyOf(a) == IPv4 {
+			a = a.Unmap()
+			if m.prefixWait {
+				m.heldForNAT64 = append(m.heldForNAT64, a)
+				continue
+			}
+			if len(m.prefixes) > 0 && Synthesizable(a, m.prefixes[0]) {
+				v4, a = a, Embed(m.prefixes[0], a)
+				m.trace(now, TraceEvent{Kind: TraceSynthesized, Addr: netip.AddrPortFrom(a, m.cfg.Port), From: v4, Prefixes: m.prefixes[:1]})
+			}
+		}
+		out = append(out, a)
+		from = append(from, v4)
+	}
+	if len(out) > 0 {
+		m.addAddrs(out, from)
+	}
+}
+
+// prefixDone ends the wait for discovery: the held IPv4 destinations are
+// admitted (synthesized if a prefix was found), and what is known is
+// re-sorted, since a DNS64 answer inside the prefix now counts as IPv4.
+func (m *Machine) prefixDone(now time.Duration, prefixes []netip.Prefix, err error) {
+	if !m.prefixWait || m.done {
+		return
+	}
+	m.prefixWait = false
+	m.prefixes = validPrefixes(prefixes)
+	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.prefixes, Err: err, Detail: "discovered"})
+	held := m.heldForNAT64
+	m.heldForNAT64 = nil
+	m.admit(now, held)
+	if len(m.prefixes) > 0 && len(m.cands) > 1 {
+		m.reorder()
+	}
+}
+
+// validPrefixes keeps what RFC 6052 allows; the slice is the caller's
+// when nothing is dropped.
+func validPrefixes(ps []netip.Prefix) []netip.Prefix {
+	for _, p := range ps {
+		if !ValidPrefix64(p) {
+			out := make([]netip.Prefix, 0, len(ps))
+			for _, q := range ps {
+				if ValidPrefix64(q) {
+					out = append(out, q)
+				}
+			}
+			return out
+		}
+	}
+	return ps
+}
+
+// NAT64Prefixes are the NAT64 prefixes the race uses (nil without NAT64).
+func (m *Machine) NAT64Prefixes() []netip.Prefix { return m.prefixes }
