@@ -9,6 +9,7 @@ import (
 
 	"github.com/hev2/hev2/core/internal/netio"
 	"github.com/hev2/hev2/core/internal/race"
+	"github.com/hev2/hev2/core/internal/resolve"
 )
 
 // MaxHostLen is the longest host name accepted (RFC 1035's 253 characters
@@ -28,7 +29,7 @@ func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result
 		// Already canceled: not a single syscall.
 		return nil, &Error{Host: cfg.Host, Port: port, Outcome: OutcomeCanceled, Cause: err, Canceled: err}
 	}
-	return netio.Dial(ctx, cfg, d.params())
+	return netio.Dial(ctx, cfg, d.params(&cfg))
 }
 
 // raceConfig validates a connection's inputs and turns them into the race
@@ -81,14 +82,18 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 }
 
 // params are what the drivers need of the Dialer besides the race's
-// configuration.
-func (d *Dialer) params() *netio.Params {
+// configuration; on an IPv6-only host it also gives cfg this network's
+// NAT64 state (see nat64.go).
+func (d *Dialer) params(cfg *race.MachineConfig) *netio.Params {
 	p := &netio.Params{
 		Resolver: d.resolver(),
 		Socket:   netio.SocketOptions{NoDelay: d.NoDelay, KeepAlive: d.KeepAlive, Blocking: d.BlockingFD},
 	}
 	if d.LocalAddr.IsValid() || d.LocalPort != 0 {
 		p.Local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)
+	}
+	if !d.DisableNAT64 && resolve.NAT64Applies() {
+		d.attachNAT64(cfg, p)
 	}
 	return p
 }
@@ -209,7 +214,7 @@ func (d *Dialer) dialConn(ctx context.Context, network, address string, account 
 		// Already canceled: not a single syscall.
 		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: &Error{Host: cfg.Host, Port: port, Outcome: OutcomeCanceled, Cause: err, Canceled: err}}
 	}
-	c, res, err := netio.DialConn(ctx, cfg, dd.params(), account)
+	c, res, err := netio.DialConn(ctx, cfg, dd.params(&cfg), account)
 	if err != nil {
 		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
 	}

@@ -53,6 +53,15 @@ type Dialer struct {
 	// otherwise). Only Connect honours it; DialContext needs non-blocking.
 	BlockingFD bool
 
+	// DisableNAT64 turns NAT64 off. By default, on a host with IPv6 and no
+	// IPv4 route, hev2 discovers the network's NAT64 prefix (RFC 7050:
+	// ipv4only.arpa through Resolver) and, when there is one, reaches IPv4
+	// literals, static entries and A answers through it (RFC 6052
+	// synthesis: the socket is then AF_INET6, and Result.SynthesizedFrom
+	// names the IPv4 address), and sorts DNS64 answers as IPv4. With an
+	// IPv4 route nothing of this happens. See nat64.go.
+	DisableNAT64 bool
+
 	// Trace, when set, receives every step of the race, one at a time, on
 	// whichever goroutine steps the race (the caller's, the shared poller's,
 	// a timer's or a resolver's), so it must not block.

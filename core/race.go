@@ -28,7 +28,7 @@ func (d *Dialer) Start(host string, port uint16, onDone func()) (*Race, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Race{netio.Start(cfg, d.params(), onDone)}, nil
+	return &Race{netio.Start(cfg, d.params(&cfg), onDone)}, nil
 }
 
 // Wait plays the race on the calling thread until it is decided (true) or
@@ -65,7 +65,7 @@ func (d *Dialer) ConnectAsync(host string, port uint16, onDone func(*Result, err
 	if err != nil {
 		return nil, err
 	}
-	return &Pending{netio.StartEvented(cfg, d.params(), onDone)}, nil
+	return &Pending{netio.StartEvented(cfg, d.params(&cfg), onDone)}, nil
 }
 
 // Cancel ends the race with cause unless it is decided already; any

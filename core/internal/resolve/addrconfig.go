@@ -33,5 +33,7 @@ func addrConfigWants(family race.Family) bool {
 	if family == race.IPv6 {
 		return s.HaveIPv6
 	}
-	return s.HaveIPv4
+	// On an IPv6-only host the A answer is still of use once NAT64 is
+	// found (or being discovered): it is synthesized into the prefix.
+	return s.HaveIPv4 || NAT64Wanted()
 }

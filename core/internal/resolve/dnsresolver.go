@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -79,7 +80,7 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family race
 	var noData, again bool
 	var lastErr error
 	for _, fqdn := range set.candidates(host) {
-		addrs, code, err := r.query(ctx, set, fqdn, qtype)
+		addrs, _, code, err := r.query(ctx, set, fqdn, qtype)
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
@@ -125,9 +126,10 @@ func (set *dnsSettings) candidates(host string) []string {
 	return out
 }
 
-// query asks the servers for one name and type. It returns the addresses,
-// or 0 as code with addresses, or an EAI code.
-func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, qtype uint16) ([]netip.Addr, int, error) {
+// query asks the servers for one name and type. It returns the addresses
+// and the smallest TTL of the answer's records, with 0 as code, or an EAI
+// code.
+func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, qtype uint16) ([]netip.Addr, time.Duration, int, error) {
 	m := new(dns.Msg)
 	m.SetQuestion(fqdn, qtype)
 	m.SetEdns0(dnsUDPSize, false)
@@ -151,7 +153,7 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 			}
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, 0, ctx.Err()
+					return nil, 0, 0, ctx.Err()
 				}
 				lastErr = fmt.Errorf("%v: %w", server, err)
 				continue
@@ -160,27 +162,53 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 			case dns.RcodeSuccess:
 				addrs, err := answerAddrs(resp, fqdn, qtype)
 				if err != nil {
-					return nil, race.EAI_FAIL, fmt.Errorf("%v: %w", server, err)
+					return nil, 0, race.EAI_FAIL, fmt.Errorf("%v: %w", server, err)
 				}
 				if len(addrs) == 0 {
-					return nil, race.EAI_NODATA, nil
+					return nil, 0, race.EAI_NODATA, nil
 				}
-				return addrs, 0, nil
+				return addrs, answerTTL(resp), 0, nil
 			case dns.RcodeNameError:
-				return nil, race.EAI_NONAME, nil
+				return nil, 0, race.EAI_NONAME, nil
 
 			case dns.RcodeServerFailure, dns.RcodeRefused:
 				// Another server may know better (glibc moves on too).
 				lastErr = fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
 			default:
-				return nil, race.EAI_FAIL, fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
+				return nil, 0, race.EAI_FAIL, fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
 			}
 		}
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no answer")
 	}
-	return nil, race.EAI_AGAIN, lastErr
+	return nil, 0, race.EAI_AGAIN, lastErr
+}
+
+// answerTTL is the smallest TTL in the answer section: how long the
+// answer as a whole may be kept.
+func answerTTL(resp *dns.Msg) time.Duration {
+	var least uint32
+	for i, rr := range resp.Answer {
+		if ttl := rr.Header().Ttl; i == 0 || ttl < least {
+			least = ttl
+		}
+	}
+	return time.Duration(least) * time.Second
+}
+
+// LookupIPv4Only asks the name servers for ipv4only.arpa's AAAA records
+// (RFC 7050 NAT64 discovery), as a fully qualified name (no search list,
+// no hosts file), and gives the answer's TTL with it.
+func (r *DNSResolver) LookupIPv4Only(ctx context.Context) ([]netip.Addr, time.Duration, error) {
+	addrs, ttl, code, err := r.query(ctx, r.settings(), race.IPv4OnlyName+".", dns.TypeAAAA)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, 0, ctxErr
+	}
+	if code != 0 {
+		return nil, 0, &race.ResolveError{Host: race.IPv4OnlyName, Family: race.IPv6, Code: code, Err: err}
+	}
+	return addrs, ttl, nil
 }
 
 // The bounds on what one answer can make the resolver do.
