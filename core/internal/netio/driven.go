@@ -41,18 +41,18 @@ type Driven struct {
 	doneCh   chan struct{}
 
 	// The driver's own: touched only while holding drive.
-	drive      sync.Mutex
-	fds        []int         // per attempt; -1 once closed or handed over
-	lookups    [2]func()     // cancels a lookup
+	drive   sync.Mutex
+	fds     []int     // per attempt; -1 once closed or handed over
+	lookups [2]func() // cancels a lookup
 	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
 	prefixCancel func()
-	timerAt    time.Duration // -1: no timer armed
-	pending    []race.Event  // outcomes found while performing actions
-	batch      []race.Event
-	pollFDs    []unix.PollFd
-	pollIDs    []int
-	cancelSeen bool
-	sources    sourceCache
+	timerAt      time.Duration // -1: no timer armed
+	pending      []race.Event  // outcomes found while performing actions
+	batch        []race.Event
+	pollFDs      []unix.PollFd
+	pollIDs      []int
+	cancelSeen   bool
+	sources      sourceCache
 	// gai is set while the system resolver has lookups of this race in
 	// flight: its threads then wake the driver directly (resolve.Waker).
 	gai *resolve.Waker

@@ -73,17 +73,17 @@ type netpollRace struct {
 	prefixOut bool    // the NAT64 discovery's outcome is still awaited
 	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
 	prefixCancel func()
-	box       *inbox  // lookup answers; made with the first lookup
-	results   chan attemptOutcome
-	attempts  []npAttempt
-	queued    []int // attempts the machine started this turn, not yet dialing
-	live      int   // attempt goroutines that have not reported back
-	timer     *time.Timer
-	timerAt   time.Duration // -1: no timer armed
-	pending   []race.Event  // outcomes known on this goroutine
-	canceled  bool
-	account   bool
-	shared    *attemptDialer // the attempt goroutines' copy of the dialer
+	box          *inbox // lookup answers; made with the first lookup
+	results      chan attemptOutcome
+	attempts     []npAttempt
+	queued       []int // attempts the machine started this turn, not yet dialing
+	live         int   // attempt goroutines that have not reported back
+	timer        *time.Timer
+	timerAt      time.Duration // -1: no timer armed
+	pending      []race.Event  // outcomes known on this goroutine
+	canceled     bool
+	account      bool
+	shared       *attemptDialer // the attempt goroutines' copy of the dialer
 
 	// Room for the common case without allocating: one or two attempts,
 	// a few events per turn.

@@ -28,11 +28,11 @@ type Evented struct {
 	lookups [2]func()
 	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
 	prefixCancel func()
-	timer   *time.Timer
-	pending []race.Event
-	sources sourceCache
-	done    bool
-	onDone  func(*race.Result, error)
+	timer        *time.Timer
+	pending      []race.Event
+	sources      sourceCache
+	done         bool
+	onDone       func(*race.Result, error)
 }
 
 // StartEvented begins a race: its first actions are performed before it
