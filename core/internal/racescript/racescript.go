@@ -48,13 +48,13 @@ func Config() race.MachineConfig {
 		ResolutionDelay:         race.DefaultResolutionDelay,
 		ConnectionAttemptDelay:  race.DefaultConnectionAttemptDelay,
 		FirstAddressFamilyCount: race.DefaultFirstAddressFamilyCount,
-		Sort: func(a []netip.Addr) []netip.Addr {
-			return race.SortRFC6724(a, func(dst netip.Addr) (netip.Addr, bool) {
+		Sort: func(a []netip.Addr, nat64 []netip.Prefix) []netip.Addr {
+			return race.SortRFC6724NAT64(a, func(dst netip.Addr) (netip.Addr, bool) {
 				if dst.Is4() {
 					return netip.MustParseAddr("198.18.0.129"), true
 				}
 				return netip.MustParseAddr("2001:db8::8000:0:0:1"), true
-			})
+			}, nat64)
 		},
 	}
 }

@@ -174,6 +174,18 @@ type qlogDNSCanceled struct {
 	DurationMS int64  `json:"duration_ms"`
 }
 
+type qlogNAT64Prefix struct {
+	Session      string `json:"he_session_id"`
+	Prefix       string `json:"prefix"`
+	PrefixLength uint32 `json:"prefix_length"`
+	Source       string `json:"source"`
+}
+
+type qlogNAT64Discovery struct {
+	Session string `json:"he_session_id"`
+	Source  string `json:"source"`
+}
+
 type qlogResolutionDelay struct {
 	Session string `json:"he_session_id"`
 	DelayMS int64  `json:"delay_ms"`
@@ -384,6 +396,16 @@ func (q *qlogWriter) event(ev race.TraceEvent) {
 		if ev.Kind == race.TraceAttemptWon {
 			q.emit(ev.At, "hev3:connection_selected", qlogSelected{Session: s, AttemptID: out.AttemptID})
 		}
+	case race.TraceNAT64Discovery:
+		q.emit(ev.At, "hev2:nat64_discovery_started", qlogNAT64Discovery{Session: s, Source: ev.Detail})
+	case race.TraceNAT64Prefix:
+		for _, p := range ev.Prefixes {
+			q.emit(ev.At, "hev3:nat64_prefix_discovered", qlogNAT64Prefix{Session: s, Prefix: p.Addr().String(),
+				PrefixLength: uint32(p.Bits()), Source: "rfc7050_discovery"})
+		}
+	case race.TraceSynthesized:
+		q.emit(ev.At, "hev3:candidate_discovered", qlogCandidate{Session: s, Source: "nat64_synthesis",
+			Target: qlogTarget{Address: ev.Addr.Addr().String(), Port: ev.Addr.Port(), Family: familyName(race.IPv6), Transport: "tcp"}})
 	case race.TraceTimeout:
 		q.emit(ev.At, "hev2:timeout", qlogTimeout{Session: s, Timeout: ev.Timeout.String()})
 	case race.TraceCanceled:
