@@ -12,8 +12,10 @@
  * structs as version 1.0 of the header defined them. They never change;
  * later fields are appended after these. */
 #define HEV2_OPTIONS_SIZE_V1 offsetof(hev2_options, drive)
-#define HEV2_RESULT_SIZE_V1  sizeof(hev2_result_info)
-#define HEV2_ATTEMPT_SIZE_V1 sizeof(hev2_attempt_info)
+/* 1.2's hev2_options: up to drive. */
+#define HEV2_OPTIONS_SIZE_V1_2 offsetof(hev2_options, nat64)
+#define HEV2_RESULT_SIZE_V1  offsetof(hev2_result_info, synthesized_from)
+#define HEV2_ATTEMPT_SIZE_V1 offsetof(hev2_attempt_info, synthesized_from)
 #define HEV2_EVENT_SIZE_V1   sizeof(hev2_event_info)
 /* hev2_stats_info grew (the lookups_* fields) after bindings were written
  * against its first layout: that shorter size stays accepted. */

@@ -113,6 +113,13 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	default:
 		return nil, fail(statusOptions, "drive %d is not HEV2_DRIVE_LIBRARY (0) or HEV2_DRIVE_WAITER (1)", int(o.drive))
 	}
+	switch o.nat64 {
+	case C.HEV2_NAT64_AUTO:
+	case C.HEV2_NAT64_OFF:
+		d.DisableNAT64 = true
+	default:
+		return nil, fail(statusOptions, "nat64 %d is not HEV2_NAT64_AUTO (0) or HEV2_NAT64_OFF (1)", int(o.nat64))
+	}
 	co.doneFn = uintptr(C.hev2c_done_fn_of(o))
 	co.doneData = uintptr(C.hev2c_done_data_of(o))
 	if verr := d.Validate(); verr != nil {

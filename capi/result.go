@@ -63,6 +63,7 @@ func hev2go_result(id C.hev2_conn, r *C.hev2_result_info) (rc C.int) {
 		r.family = familyOf(ap.Addr())
 		r.port = C.int(ap.Port())
 		putString(r.address[:], ap.Addr().String())
+		putAddr(r.synthesized_from[:], c.res.SynthesizedFrom)
 		a := ap.Addr().Unmap()
 		b := a.AsSlice()
 		C.hev2c_fill_sockaddr(r, (*C.uchar)(unsafe.Pointer(&b[0])), C.int(len(b)), C.int(ap.Port()), C.uint32_t(scopeID(a)))
@@ -138,6 +139,7 @@ func hev2go_get_attempt(id C.hev2_conn, i C.int, a *C.hev2_attempt_info) (rc C.i
 	a.bind_failed = boolInt(errors.As(at.Err, &be))
 	a.start_ms = C.double(ms(at.Start))
 	a.end_ms = C.double(ms(at.End))
+	putAddr(a.synthesized_from[:], at.SynthesizedFrom)
 	return C.HEV2_OK
 }
 
@@ -180,6 +182,25 @@ func hev2go_get_event(id C.hev2_conn, i C.int, e *C.hev2_event_info) (rc C.int) 
 			parts[k] = a.String()
 		}
 		detail = strings.Join(parts, " ")
+	case core.TraceNat64Discovery:
+		detail = ev.Detail
+	case core.TraceNat64Prefix:
+		parts := make([]string, len(ev.Prefixes))
+		for k, p := range ev.Prefixes {
+			parts[k] = p.String()
+		}
+		detail = strings.Join(parts, " ")
+		if detail == "" {
+			detail = "none"
+		}
+		if ev.Detail != "" {
+			detail += " (" + ev.Detail + ")"
+		}
+	case core.TraceSynthesized:
+		putString(e.address[:], ev.Addr.Addr().String())
+		e.port = C.int(ev.Addr.Port())
+		e.family = C.AF_INET6
+		detail = "from " + ev.From.String()
 	}
 	e.error = C.int(errnoOf(ev.Err))
 	var re *core.ResolveError
@@ -291,4 +312,13 @@ func boolInt(b bool) C.int {
 		return 1
 	}
 	return 0
+}
+
+// putAddr writes a's text, or "" for the zero Addr.
+func putAddr(dst []C.char, a netip.Addr) {
+	if a.IsValid() {
+		putString(dst, a.String())
+		return
+	}
+	putString(dst, "")
 }

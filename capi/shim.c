@@ -128,10 +128,11 @@ static int options_in(const char *fn, const hev2_options *o, hev2_options *mine)
 		return hev2c_failf(fn, HEV2_EOPTIONS,
 		                   "options size %zu out of range [%zu, %d] (fill them with hev2_options_init)",
 		                   o->size, HEV2_OPTIONS_SIZE_V1, HEV2_MAX_STRUCT_SIZE);
-	if (o->size < sizeof *mine && o->size != HEV2_OPTIONS_SIZE_V1)
+	if (o->size < sizeof *mine && o->size != HEV2_OPTIONS_SIZE_V1 &&
+	    o->size != HEV2_OPTIONS_SIZE_V1_2)
 		return hev2c_failf(fn, HEV2_EOPTIONS,
-		                   "options size %zu is not the size of any header's struct (%zu for 1.0-1.1, %zu now)",
-		                   o->size, HEV2_OPTIONS_SIZE_V1, sizeof *mine);
+		                   "options size %zu is not the size of any header's struct (%zu for 1.0-1.1, %zu for 1.2, %zu now)",
+		                   o->size, HEV2_OPTIONS_SIZE_V1, HEV2_OPTIONS_SIZE_V1_2, sizeof *mine);
 	for (size_t i = sizeof *mine; i < o->size; i++)
 		if (((const unsigned char *)o)[i] != 0)
 			return hev2c_failf(fn, HEV2_EOPTIONS,

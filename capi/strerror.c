@@ -41,6 +41,9 @@ const char *hev2_event_name(int kind)
 	case HEV2_EV_CANCELED: return "canceled";
 	case HEV2_EV_DONE: return "done";
 	case HEV2_EV_ATTEMPT_DELAY: return "attempt-delay";
+	case HEV2_EV_NAT64_DISCOVERY: return "nat64-discovery";
+	case HEV2_EV_NAT64_PREFIX: return "nat64-prefix";
+	case HEV2_EV_SYNTHESIZED: return "synthesized";
 	}
 	return "unknown";
 }

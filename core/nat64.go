@@ -35,10 +35,11 @@ const (
 	Prefix64Refresh     = resolve.Prefix64Refresh
 )
 
-// Trace kinds of NAT64 (after TraceAttemptDelay).
+// Trace kinds of NAT64 (after TraceAttemptDelay), spelt as the C ABI's
+// generated mirror check (capi/abi_check.go) names HEV2_EV_NAT64_*.
 const (
-	TraceNAT64Discovery = race.TraceNAT64Discovery
-	TraceNAT64Prefix    = race.TraceNAT64Prefix
+	TraceNat64Discovery = race.TraceNAT64Discovery
+	TraceNat64Prefix    = race.TraceNAT64Prefix
 	TraceSynthesized    = race.TraceSynthesized
 )
 

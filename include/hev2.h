@@ -232,9 +232,11 @@ extern "C" {
  *   1.0  the first ABI
  *   1.1  hev2_last_error, hev2_last_errno (per-thread detail of a failure)
  *   1.2  hev2_options.drive: a race played on the thread that waits for it;
- *        hev2_connect_wait, the same in one call; hev2_options_init_size */
+ *        hev2_connect_wait, the same in one call; hev2_options_init_size
+ *   1.3  NAT64: hev2_options.nat64, synthesized_from in hev2_result_info and
+ *        hev2_attempt_info, HEV2_EV_NAT64_* and HEV2_EV_SYNTHESIZED */
 #define HEV2_VERSION_MAJOR 1
-#define HEV2_VERSION_MINOR 2
+#define HEV2_VERSION_MINOR 3
 #define HEV2_VERSION_PATCH 0
 #define HEV2_VERSION_NUM                                                      \
 	(HEV2_VERSION_MAJOR * 10000 + HEV2_VERSION_MINOR * 100 + HEV2_VERSION_PATCH)
@@ -321,6 +323,23 @@ extern "C" {
 #define HEV2_EV_ATTEMPT_DELAY    13 /* the next attempt is due at .detail
                                         ("until 250.000 ms"), unless an
                                         attempt fails first (since 1.1) */
+/* NAT64 (since 1.3; only on a host with IPv6 and no IPv4 route, see
+ * hev2_options.nat64): */
+#define HEV2_EV_NAT64_DISCOVERY  14 /* the race waits for this network's
+                                        NAT64 prefix discovery; .detail
+                                        says through which resolver */
+#define HEV2_EV_NAT64_PREFIX     15 /* the NAT64 prefixes in use, .detail
+                                        "2001:db8:64::/96 (cached, ...)";
+                                        none: no NAT64 on this network */
+#define HEV2_EV_SYNTHESIZED      16 /* .address (IPv6) synthesized from the
+                                        IPv4 address in .detail
+                                        ("from 192.0.2.1") */
+
+/* hev2_options.nat64 (since 1.3). */
+#define HEV2_NAT64_AUTO 0 /* default: on a host with IPv6 and no IPv4 route,
+                             discover the network's NAT64 prefix and reach
+                             IPv4 addresses through it */
+#define HEV2_NAT64_OFF  1 /* never: IPv4 addresses are tried as IPv4 */
 
 /* Who plays a handle's race (hev2_options.drive; since 1.2). */
 #define HEV2_DRIVE_LIBRARY 0 /* default: a library thread, from hev2_connect
@@ -422,6 +441,20 @@ typedef struct hev2_options {
 	/* HEV2_DRIVE_LIBRARY (default) or HEV2_DRIVE_WAITER: see "Driven by the
 	 * waiter" above (since 1.2). */
 	int drive;
+
+	/* NAT64 (since 1.3): HEV2_NAT64_AUTO (0, default) or HEV2_NAT64_OFF.
+	 * On a host with IPv6 and no IPv4 route (known from netlink; a host
+	 * with one pays nothing), the network's NAT64 prefix is discovered
+	 * once per network (RFC 7050: the AAAA query for ipv4only.arpa,
+	 * through the handle's resolver; the first connect waits for it only
+	 * with its IPv4 destinations, at most 2 s; "none" is remembered for
+	 * 30 s; a network change forgets it). IPv4 literals, static entries
+	 * and A answers are then tried as IPv6 addresses inside the prefix
+	 * (RFC 6052): the fd is AF_INET6 and synthesized_from names the IPv4
+	 * address. Never for 127/8, 0/8, 169.254/16 or multicast. A DNS64
+	 * answer inside the prefix is sorted as IPv4. Off with family or
+	 * local_host restricting the family. */
+	int nat64;
 } hev2_options;
 
 /* One family's lookup. */
@@ -462,6 +495,11 @@ typedef struct hev2_result_info {
 
 	int n_attempts; /* for hev2_get_attempt */
 	int n_events;   /* for hev2_get_event (0 unless record_events) */
+
+	/* NAT64 (since 1.3): the IPv4 address the winner was synthesized from
+	 * (address is then the IPv6 address it was reached at, family
+	 * AF_INET6); "" when the winner was not synthesized. */
+	char synthesized_from[HEV2_ADDRSTRLEN];
 } hev2_result_info;
 
 /* One connection attempt (hev2_get_attempt). Set .size before calling. */
@@ -474,6 +512,9 @@ typedef struct hev2_attempt_info {
 	int won;       /* 1 for the winner */
 	int bind_failed; /* 1 if .error came from binding the local address */
 	double start_ms, end_ms; /* since hev2_connect; end 0 if cut short */
+	/* NAT64 (since 1.3): the IPv4 address .address was synthesized from,
+	 * "" if it was not. */
+	char synthesized_from[HEV2_ADDRSTRLEN];
 } hev2_attempt_info;
 
 /* One step of the race (hev2_get_event). Set .size before calling. */

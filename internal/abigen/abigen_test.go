@@ -38,7 +38,7 @@ func appendedHeader(t *testing.T) string {
 } hev2_options;`)
 	replace("#define HEV2_DEFAULT_MAX_HANDLES 4096", "#define HEV2_DEFAULT_MAX_HANDLES 4096\n#define HEV2_NEW_BUFLEN (HEV2_ADDRSTRLEN * 2)")
 	replace("} hev2_stats_info;", "\tuint64_t new_counter;\n} hev2_stats_info;")
-	replace("#ifdef __cplusplus\n}", `#define HEV2_EV_NEW_THING 14 /* a new event */
+	replace("#ifdef __cplusplus\n}", `#define HEV2_EV_NEW_THING 99 /* a new event */
 #define HEV2_ENEWFAIL -16
 #define HEV2_TIMEOUT_IDLE 4
 #define HEV2_NEW_NAME "hev2"
@@ -89,10 +89,10 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 		"class NewInfo(Structure):",
 		`("lookups", LookupInfo * 3),`,
 		`("job", hev2_job),`,
-		"EV_NEW_THING = 14\n",
+		"EV_NEW_THING = 99\n",
 		"NEW_BUFLEN = 128\n",
 		`NEW_NAME = "hev2"`,
-		`14: "new-thing",`,
+		`99: "new-thing",`,
 		`-16: "HEV2_ENEWFAIL",`,
 		`4: "idle_timeout",`,
 	} {
@@ -101,7 +101,7 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"EV_NEW_THING = 14\n", "new_counter: " + strconv.Itoa(structSize(t, "hev2_stats_info")) + ",", "hev2_new_info: {", `14 => "new-thing",`,
+		"EV_NEW_THING = 99\n", "new_counter: " + strconv.Itoa(structSize(t, "hev2_stats_info")) + ",", "hev2_new_info: {", `99 => "new-thing",`,
 		`NEW_NAME = "hev2"`,
 	} {
 		if !strings.Contains(rb, want) {
@@ -126,7 +126,7 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 func TestEventNamesAreCheckedAgainstStrerror(t *testing.T) {
 	hdr := appendedHeader(t)
 	_, err := generate(hdr, filepath.Join(repo, "capi/strerror.c"), envOr("CC", "cc"), "", t.TempDir(), "py", "rb", "go")
-	if err == nil || !strings.Contains(err.Error(), `hev2_event_name(14) is "unknown"`) {
+	if err == nil || !strings.Contains(err.Error(), `hev2_event_name(99) is "unknown"`) {
 		t.Fatalf("want the missing event name refused, got %v", err)
 	}
 }

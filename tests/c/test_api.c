@@ -81,6 +81,9 @@ static void test_pure_c(void)
 	CHECK(strcmp(hev2_event_name(HEV2_EV_LOOKUP_STARTED), "lookup-started") == 0);
 	CHECK(strcmp(hev2_event_name(HEV2_EV_DONE), "done") == 0);
 	CHECK(strcmp(hev2_event_name(HEV2_EV_ATTEMPT_DELAY), "attempt-delay") == 0);
+	CHECK(strcmp(hev2_event_name(HEV2_EV_NAT64_DISCOVERY), "nat64-discovery") == 0);
+	CHECK(strcmp(hev2_event_name(HEV2_EV_NAT64_PREFIX), "nat64-prefix") == 0);
+	CHECK(strcmp(hev2_event_name(HEV2_EV_SYNTHESIZED), "synthesized") == 0);
 	CHECK(strcmp(hev2_event_name(0), "unknown") == 0);
 	CHECK(strcmp(hev2_event_name(99), "unknown") == 0);
 

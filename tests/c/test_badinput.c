@@ -176,6 +176,23 @@ static int options_drive_unknown(void)
 	hev2_conn c;
 	return hev2_connect("127.0.0.1", "80", &o, &c);
 }
+static int options_nat64_unknown(void)
+{
+	hev2_options o;
+	hev2_options_init(&o);
+	o.nat64 = 2;
+	hev2_conn c;
+	return hev2_connect("127.0.0.1", "80", &o, &c);
+}
+/* A size between 1.2's struct (up to drive) and 1.3's is no header's. */
+static int options_size_between(void)
+{
+	hev2_options o;
+	hev2_options_init(&o);
+	o.size = offsetof(hev2_options, nat64) + 1;
+	hev2_conn c;
+	return hev2_connect("127.0.0.1", "1", &o, &c);
+}
 static int max_handles_zero(void) { return hev2_set_max_handles(0); }
 static int max_handles_negative(void) { return hev2_set_max_handles(-5); }
 static int max_handles_absurd(void) { return hev2_set_max_handles(2000000); }
@@ -273,6 +290,8 @@ static const struct row {
 	R(options_init_size_small, HEV2_EINVAL, "hev2_options_init_size: size 8 out of range"),
 	R(options_init_size_absurd, HEV2_EINVAL, "hev2_options_init_size: size 18446744073709551615 out of range"),
 	R(options_drive_unknown, HEV2_EOPTIONS, "hev2_connect: drive 7 is not HEV2_DRIVE_LIBRARY"),
+	R(options_nat64_unknown, HEV2_EOPTIONS, "hev2_connect: nat64 2 is not HEV2_NAT64_AUTO"),
+	R(options_size_between, HEV2_EOPTIONS, "is not the size of any header's struct"),
 	R(max_handles_zero, HEV2_EINVAL, "hev2_set_max_handles: max 0 out of range"),
 	R(max_handles_negative, HEV2_EINVAL, "hev2_set_max_handles: max -5 out of range"),
 	R(max_handles_absurd, HEV2_EINVAL, "hev2_set_max_handles: max 2000000 out of range"),
@@ -301,6 +320,25 @@ static void check_last_error(const struct row *r)
 		        r->name, got ? got : "(NULL)", want);
 	}
 	CHECK_INT(hev2_last_errno(), 0);
+}
+
+/* A 1.2 caller's options end before nat64: that size is accepted, and its
+ * connect works (NAT64 at its default). */
+static void test_options_size_1_2(void)
+{
+	hev2_options o;
+	hev2_options_init(&o);
+	o.size = offsetof(hev2_options, nat64);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", port, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, 5000), HEV2_OK);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_INT(r.status, HEV2_OK);
+	CHECK(r.synthesized_from[0] == 0); /* an IPv4 route: nothing synthesized */
+	if (r.fd >= 0)
+		close(r.fd);
+	CHECK_RC(hev2_release(c), HEV2_OK);
 }
 
 /* Every handle function on a released (stale) handle: HEV2_EHANDLE. */
@@ -368,5 +406,6 @@ int main(void)
 	CHECK_INT(atomic_load(&callbacks), 0);
 	CHECK_FDS(fds);
 	test_stale_handle();
+	test_options_size_1_2();
 	return check_done("test_badinput");
 }

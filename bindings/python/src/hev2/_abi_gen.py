@@ -21,9 +21,9 @@ from ctypes import (
 )
 
 VERSION_MAJOR = 1
-VERSION_MINOR = 2
+VERSION_MINOR = 3
 VERSION_PATCH = 0
-VERSION_NUM = 10200
+VERSION_NUM = 10300
 OK = 0
 EINVAL = -1
 EHOST = -2
@@ -64,6 +64,11 @@ EV_TIMEOUT = 10
 EV_CANCELED = 11
 EV_DONE = 12
 EV_ATTEMPT_DELAY = 13
+EV_NAT64_DISCOVERY = 14
+EV_NAT64_PREFIX = 15
+EV_SYNTHESIZED = 16
+NAT64_AUTO = 0
+NAT64_OFF = 1
 DRIVE_LIBRARY = 0
 DRIVE_WAITER = 1
 JOB_DIRECT = 1
@@ -110,6 +115,9 @@ EVENT_NAMES: dict[int, str] = {
     11: "canceled",
     12: "done",
     13: "attempt-delay",
+    14: "nat64-discovery",
+    15: "nat64-prefix",
+    16: "synthesized",
 }
 
 # timeout kind (HEV2_TIMEOUT_*) -> the option that fired ("none" for none)
@@ -165,6 +173,7 @@ class Options(Structure):
         ("job", hev2_job),
         ("record_events", c_int),
         ("drive", c_int),
+        ("nat64", c_int),
     ]
 
 
@@ -200,6 +209,7 @@ class ResultInfo(Structure):
         ("lookups", LookupInfo * 2),
         ("n_attempts", c_int),
         ("n_events", c_int),
+        ("synthesized_from", c_char * ADDRSTRLEN),
     ]
 
 
@@ -216,6 +226,7 @@ class AttemptInfo(Structure):
         ("bind_failed", c_int),
         ("start_ms", c_double),
         ("end_ms", c_double),
+        ("synthesized_from", c_char * ADDRSTRLEN),
     ]
 
 
@@ -300,6 +311,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "job": 104,
             "record_events": 108,
             "drive": 112,
+            "nat64": 116,
         },
     ),
     "hev2_lookup_info": (
@@ -314,7 +326,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_result_info": (
-        320,
+        384,
         {
             "size": 0,
             "status": 8,
@@ -331,10 +343,11 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "lookups": 248,
             "n_attempts": 312,
             "n_events": 316,
+            "synthesized_from": 320,
         },
     ),
     "hev2_attempt_info": (
-        112,
+        176,
         {
             "size": 0,
             "address": 8,
@@ -345,6 +358,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "bind_failed": 88,
             "start_ms": 96,
             "end_ms": 104,
+            "synthesized_from": 112,
         },
     ),
     "hev2_event_info": (

@@ -8,9 +8,9 @@ module Hev2
   # sizeof/offsetof). Native, Layout and Events read it.
   module ABI
     VERSION_MAJOR = 1
-    VERSION_MINOR = 2
+    VERSION_MINOR = 3
     VERSION_PATCH = 0
-    VERSION_NUM = 10200
+    VERSION_NUM = 10300
     OK = 0
     EINVAL = -1
     EHOST = -2
@@ -51,6 +51,11 @@ module Hev2
     EV_CANCELED = 11
     EV_DONE = 12
     EV_ATTEMPT_DELAY = 13
+    EV_NAT64_DISCOVERY = 14
+    EV_NAT64_PREFIX = 15
+    EV_SYNTHESIZED = 16
+    NAT64_AUTO = 0
+    NAT64_OFF = 1
     DRIVE_LIBRARY = 0
     DRIVE_WAITER = 1
     JOB_DIRECT = 1
@@ -97,6 +102,9 @@ module Hev2
       11 => "canceled",
       12 => "done",
       13 => "attempt-delay",
+      14 => "nat64-discovery",
+      15 => "nat64-prefix",
+      16 => "synthesized",
     }.freeze
 
     # timeout kind (HEV2_TIMEOUT_*) -> the option that fired ("none" for none)
@@ -126,8 +134,8 @@ module Hev2
     SIZES = {
       hev2_options: 120,
       hev2_lookup_info: 32,
-      hev2_result_info: 320,
-      hev2_attempt_info: 112,
+      hev2_result_info: 384,
+      hev2_attempt_info: 176,
       hev2_event_info: 272,
       hev2_stats_info: 152,
     }.freeze
@@ -157,6 +165,7 @@ module Hev2
         job: 104,
         record_events: 108,
         drive: 112,
+        nat64: 116,
       }.freeze,
       hev2_lookup_info: {
         family: 0,
@@ -182,6 +191,7 @@ module Hev2
         lookups: 248,
         n_attempts: 312,
         n_events: 316,
+        synthesized_from: 320,
       }.freeze,
       hev2_attempt_info: {
         size: 0,
@@ -193,6 +203,7 @@ module Hev2
         bind_failed: 88,
         start_ms: 96,
         end_ms: 104,
+        synthesized_from: 112,
       }.freeze,
       hev2_event_info: {
         size: 0,
