@@ -52,6 +52,8 @@ static const char usage_text[] =
 	"      --nodelay                 TCP_NODELAY on the socket\n"
 	"      --keepalive MS            SO_KEEPALIVE with this idle time\n"
 	"      --blocking                return the socket in blocking mode\n"
+	"      --no-nat64                never reach IPv4 through a NAT64 prefix (on by\n"
+	"                                default on a host with IPv6 and no IPv4 route)\n"
 	"      --drive library|waiter    who plays the race: a library thread\n"
 	"                                (default) or this thread, inside hev2_wait\n"
 	"  -h, --help\n"
@@ -179,6 +181,9 @@ static void print_timeline(FILE *f, hev2_conn c, const hev2_result_info *r)
 		case HEV2_EV_TIMEOUT:
 			fprintf(f, " %s", timeout_name(e.timeout));
 			break;
+		case HEV2_EV_SYNTHESIZED:
+			fprintf(f, " [%s]", e.address); /* .detail: "from IPv4" */
+			break;
 		case HEV2_EV_RESOLUTION_DELAY:
 		case HEV2_EV_ATTEMPT_DELAY:
 			fprintf(f, " %s", e.detail); /* "until N ms" */
@@ -202,6 +207,10 @@ static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port
 	json_string(f, r->address);
 	fprintf(f, ",\"family\":\"%s\",\"port\":%d,\"elapsed_ms\":%.3f",
 	        family_name(r->family), r->status == HEV2_OK ? r->port : port, r->elapsed_ms);
+	if (r->synthesized_from[0]) {
+		fprintf(f, ",\"synthesized_from\":");
+		json_string(f, r->synthesized_from);
+	}
 	if (r->status != HEV2_OK) {
 		fprintf(f, ",\"error\":{\"errno\":\"%s\",\"eai\":\"%s\",\"timeout\":\"%s\",\"status\":",
 		        errno_name(r->error), eai_name(r->eai), timeout_name(r->timeout));
@@ -223,6 +232,9 @@ static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port
 			fprintf(f, ",\"attempt\":%d,\"address\":", e.attempt);
 			json_string(f, e.address);
 			fprintf(f, ",\"port\":%d", e.port);
+		} else if (e.address[0]) {
+			fprintf(f, ",\"address\":");
+			json_string(f, e.address);
 		}
 		if (e.error)
 			fprintf(f, ",\"errno\":\"%s\"", errno_name(e.error));
@@ -318,7 +330,7 @@ int main(int argc, char **argv)
 		O_JSON = 256, O_RESOLVE, O_RESOLVER, O_NAMESERVER, O_RESOLV_TIMEOUT,
 		O_CONNECT_TIMEOUT, O_OPEN_TIMEOUT, O_RESOLUTION_DELAY, O_ATTEMPT_DELAY,
 		O_FIRST_COUNT, O_FAMILY, O_LOCAL, O_LOCAL_PORT, O_NO_FAST_FALLBACK,
-		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE, O_STDIO,
+		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE, O_STDIO, O_NO_NAT64,
 	};
 	static const struct option longopts[] = {
 		{"verbose", no_argument, NULL, 'v'},
@@ -342,6 +354,7 @@ int main(int argc, char **argv)
 		{"blocking", no_argument, NULL, O_BLOCKING},
 		{"drive", required_argument, NULL, O_DRIVE},
 		{"stdio", no_argument, NULL, O_STDIO},
+		{"no-nat64", no_argument, NULL, O_NO_NAT64},
 		{NULL, 0, NULL, 0},
 	};
 	hev2_options o;
@@ -389,6 +402,7 @@ int main(int argc, char **argv)
 		case O_KEEPALIVE: o.keepalive_ms = parse_int("--keepalive", optarg, 0, max_ms); break;
 		case O_BLOCKING: o.blocking = 1; break;
 		case O_STDIO: stdio = 1; break;
+		case O_NO_NAT64: o.nat64 = HEV2_NAT64_OFF; break;
 		case O_DRIVE:
 			if (!strcmp(optarg, "library"))
 				o.drive = HEV2_DRIVE_LIBRARY;
@@ -462,8 +476,9 @@ int main(int argc, char **argv)
 	if (json)
 		print_json(stdout, current, &r, atoi(port));
 	else if (r.status == HEV2_OK)
-		printf("connected to %s port %d (%s) in %.3f ms, fd %d\n", r.address, r.port,
-		       family_name(r.family), r.elapsed_ms, r.fd);
+		printf("connected to %s port %d (%s%s%s) in %.3f ms, fd %d\n", r.address, r.port,
+		       family_name(r.family), r.synthesized_from[0] ? ", NAT64 from " : "",
+		       r.synthesized_from, r.elapsed_ms, r.fd);
 	else
 		printf("failed: %s\n", hev2_errmsg(current));
 	if (r.fd >= 0)
