@@ -11,6 +11,8 @@ BENCH_TARGETS += bench-python
 # openssl: a throwaway certificate for the TLS-over-hev2.aio test.
 # python3-mypy: the package's type hints are checked (--strict, make lint).
 DEB_PACKAGES  += python3 python3-pytest python3-mypy util-linux iproute2 gcc libc6-dev openssl
+# The HTTP clients hev2 is proven with (make test-python-clients).
+DEB_PACKAGES  += python3-requests python3-urllib3 python3-aiohttp python3-httpx
 # package-python: a wheel built offline and installed with Debian's pip.
 DEB_PACKAGES  += python3-pip python3-setuptools python3-wheel
 
@@ -64,3 +66,16 @@ test-python-scenarios: capi-lib testbed-tools ## the scenario suite through the 
 		$(PYTHON_ENV) $(TESTBED_SUITE) --client "$(PYTHON_CLIENT_DIR)/$$client"; \
 		$(PYTHON_ENV) $(TESTBED_SUITE) --client "$(PYTHON_CLIENT_DIR)/$$client --resolver builtin"; \
 	done
+
+# The HTTP clients on the test bed (root): requests, urllib3, urllib and
+# http.client through hev2.install(), httpx (blocking and asyncio) through
+# hev2.httpx's transports, aiohttp through hev2.aiohttp.TCPConnector, over
+# HTTP and HTTPS, on "v6-blackhole" and "aaaa-never", judged as the suite
+# judges a connect (testbed_tests/test_http_clients.py); then the same
+# clients without hev2, shown (capped at 3 s), not judged.
+TEST_TARGETS += test-python-clients
+.PHONY: test-python-clients
+test-python-clients: capi-lib testbed-tools ## requests/urllib3/httpx/aiohttp/urllib with hev2 on the test bed, HTTP and HTTPS (root)
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-python-clients needs root (network namespaces)"; exit 0; fi; \
+	$(PYTHON_ENV) $(TESTBED_BIN) run -- sh -c '$(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/testbed_tests && \
+		$(PYTHON_DEB) $(PYTHON_DIR)/testbed_tests/without_hev2.py'

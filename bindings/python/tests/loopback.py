@@ -38,10 +38,10 @@ def refusing(host: str) -> Iterator[int]:
 
 
 @contextmanager
-def blackhole(host: str) -> Iterator[int]:
-    """A port on host whose SYNs are dropped (connect hangs)."""
+def blackhole(host: str, port: int = 0) -> Iterator[int]:
+    """A port on host whose SYNs are dropped (connect hangs); port 0: any."""
     with socket.socket(family_of(host), socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
+        s.bind((host, port))
         s.listen(0)
         port = s.getsockname()[1]
         filler = socket.create_connection((host, port))

@@ -5,7 +5,10 @@
 - ``hev2.aio.open_connection`` / ``hev2.aio.create_connection``: the asyncio
   forms;
 - ``hev2.install()`` / ``hev2.uninstall()``: opt-in, makes
-  ``socket.create_connection`` (and so http.client, urllib, ...) use hev2.
+  ``socket.create_connection`` (and so http.client, urllib, ...) and
+  urllib3's own connect loop (so requests) use hev2;
+- ``hev2.httpx.HTTPTransport`` / ``AsyncHTTPTransport``: httpx transports;
+  ``hev2.aiohttp.TCPConnector``: an aiohttp connector (imported on first use).
 
 The work is done by libhev2.so, loaded on first use (see ``hev2._lib`` for
 where it is looked for; ``HEV2_LIBRARY`` overrides).
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from . import aio as aio
+    from . import aiohttp as aiohttp
+    from . import httpx as httpx
     from ._errors import ForkedError as ForkedError
 
 __all__ = [
@@ -32,7 +37,9 @@ __all__ = [
     "ForkedError",
     "LibraryError",
     "aio",
+    "aiohttp",
     "create_connection",
+    "httpx",
     "init",
     "install",
     "installed",
@@ -48,11 +55,12 @@ __version__ = "1.2.0"
 
 
 def __getattr__(name: str) -> Any:
-    # hev2.aio imports asyncio; only pay for it when it is used.
-    if name == "aio":
+    # hev2.aio imports asyncio, hev2.httpx and hev2.aiohttp their clients;
+    # only pay for them when they are used.
+    if name in ("aio", "aiohttp", "httpx"):
         import importlib
 
-        return importlib.import_module(".aio", __name__)
+        return importlib.import_module("." + name, __name__)
     # _errors defines the failure records with dataclasses (~10 ms to import).
     if name == "ForkedError":
         from ._errors import ForkedError
