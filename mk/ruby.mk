@@ -20,6 +20,8 @@ BENCH_TARGETS += bench-ruby
 # Debian's Ruby and what the tests use; the 3.4 build installs its own
 # build dependencies (scripts/build-ruby.sh).
 DEB_PACKAGES  += ruby ruby-dev ruby-minitest ruby-async gcc libc6-dev iproute2
+# The HTTP clients test-ruby-clients proves hev2/replace with.
+DEB_PACKAGES  += ruby-faraday ruby-net-http-persistent
 
 # The Ruby of the hev2-ruby column of `make scenarios`.
 SCENARIO_RUBY ?= /usr/bin/ruby
@@ -35,7 +37,7 @@ RUBY_EACH = set -e; for r in $(RUBIES); do \
 	v=$$("$$r" -e 'print RUBY_VERSION') || { echo "$@: $$r does not run" >&2; exit 1; }; \
 	echo "== $@ on Ruby $$v ($$r)";
 
-.PHONY: test-ruby test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers package-ruby bench-ruby rubies ruby-ext
+.PHONY: test-ruby test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients package-ruby bench-ruby rubies ruby-ext
 
 # The gem's C extension (Hev2::NoGVL, ext/hev2_wait), built by each Ruby of
 # $(RUBIES) into $(RUBY_EXT_DIR)/<version>/hev2/hev2_wait.so, with -Werror.
@@ -49,7 +51,7 @@ ruby-ext: rubies ## the gem's C extension (hev2_wait.so) for each Ruby of RUBIES
 			env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES make -s >/dev/null && cp hev2_wait.so hev2/); \
 	done
 
-test-ruby: test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers package-ruby ## the unit tests, scenario suite, differential test, Fiber scheduler test and gem build on each Ruby of RUBIES
+test-ruby: test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients package-ruby ## the unit tests, scenario suite, differential test, Fiber scheduler test, HTTP clients and gem build on each Ruby of RUBIES
 
 # Builds the Rubies of $(RUBIES) that scripts/build-ruby.sh provides (once;
 # a cached build is only checked). Other entries must exist already.
@@ -88,6 +90,27 @@ test-ruby-differential: capi-lib testbed-tools rubies ruby-ext ## Socket.tcp/TCP
 test-ruby-fibers: capi-lib rubies ruby-ext ## many Hev2.tcp in one thread under a real Fiber scheduler (async / Ruby's own) on each Ruby of RUBIES
 	@$(RUBY_EACH) \
 		$(RUBY_ENV) "$$r" -w -I$(RUBY_DIR)/lib -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/test/fibers/fibers.rb; \
+	done
+
+# Net::HTTP, Faraday (Net::HTTP adapter) and net-http-persistent, Debian's
+# packages, through hev2/replace, HTTP and HTTPS, on the bed's v6-blackhole
+# and aaaa-never rows, judged as the suite judges a connect; the same
+# clients without hev2 printed beside them (bindings/ruby/test/http_clients,
+# run by `hev2-testbed run`, which serves the rows and a web server). A Ruby
+# other than Debian's finds Debian's gems through GEM_PATH and
+# net-http-persistent (installed outside any gem directory) through a
+# directory of links to it.
+RUBY_DEBIAN_GEMS := /usr/share/rubygems-integration/all
+RUBY_DEBIAN_LIB  := $(abspath $(BUILD))/ruby-debian-lib
+test-ruby-clients: capi-lib testbed-tools rubies ruby-ext ## Net::HTTP, Faraday, net-http-persistent through hev2/replace on the test bed (HTTP, HTTPS) on each Ruby of RUBIES (root)
+	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-ruby-clients needs root (network namespaces)"; exit 0; fi; \
+	mkdir -p $(RUBY_DEBIAN_LIB)/net/http; \
+	ln -sf /usr/lib/ruby/vendor_ruby/net/http/persistent.rb $(RUBY_DEBIAN_LIB)/net/http/persistent.rb; \
+	ln -sfn /usr/lib/ruby/vendor_ruby/net/http/persistent $(RUBY_DEBIAN_LIB)/net/http/persistent; \
+	$(RUBY_EACH) \
+		gems=; [ "$$r" = /usr/bin/ruby ] || gems="GEM_PATH=$(RUBY_DEBIAN_GEMS)"; \
+		env $$gems $(RUBY_ENV) RUBYLIB=$(abspath $(RUBY_DIR))/lib:$(RUBY_EXT_DIR)/$$v:$(RUBY_DEBIAN_LIB) \
+			timeout 300 $(BUILD)/hev2-testbed run -- "$$r" $(abspath $(RUBY_DIR))/test/http_clients/run.rb; \
 	done
 
 # `gem build` in a staging copy that carries libhev2.so inside the gem, then

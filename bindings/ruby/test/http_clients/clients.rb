@@ -1,0 +1,100 @@
+# frozen_string_literal: true
+
+# The HTTP clients of make test-ruby-clients, as users call them, each
+# making one GET on a new connection and reporting what the bed's web server
+# saw (it answers every request with JSON: peer, local, family, tls).
+#
+#   ruby clients.rb hev2|plain     (inside the bed's client namespace; see run.rb)
+#
+# hev2: `require "hev2/replace"` first, then every client on every row of
+# ROWS, one request at a time (they are timed). plain: Ruby's own connect,
+# the stalling rows only, all at once, each capped at PLAIN_CAP seconds
+# (shown, not judged). One JSON document on stdout: the list of requests.
+
+require "json"
+require "net/http"
+require "openssl"
+require "timeout"
+require "uri"
+
+MODE = ARGV.fetch(0)
+abort "usage: clients.rb hev2|plain" unless %w[hev2 plain].include?(MODE)
+require "hev2/replace" if MODE == "hev2"
+
+# Loaded after hev2/replace: nothing of theirs is changed, they just call
+# Socket.tcp / TCPSocket.open as always.
+require "faraday"
+require "net/http/persistent"
+
+# The rows the issue names (internal/testbed/scenarios.go), and the healthy
+# IPv4-only name whose request time is the exchange itself (twice: the
+# fastest is the baseline, the first one also pays for loading code).
+STALL_ROWS = %w[v6-blackhole aaaa-never].freeze
+BASELINE = "v4-only"
+ROWS = [BASELINE, BASELINE, *STALL_ROWS].freeze
+PLAIN_CAP = 3.0
+
+PORTS = { "http" => ENV.fetch("HEV2_BED_HTTP_PORT"), "https" => ENV.fetch("HEV2_BED_HTTPS_PORT") }.freeze
+# The bed's certificate is the only one trusted, in one store made once:
+# left to themselves, Faraday's adapter and net-http-persistent build a
+# store of the system's CA bundle for every connection (about 100 ms of
+# parsing here, varying with the machine's load), noise that would drown
+# the tolerance the requests are judged by.
+CERT_STORE = OpenSSL::X509::Store.new.tap { |s| s.add_file(ENV.fetch("HEV2_BED_CA_FILE")) }
+
+# Each client: a lambda that GETs url on a new connection and returns the
+# body. cap is nil with hev2 (the clients' defaults) or PLAIN_CAP.
+CLIENTS = {
+  "net-http" => lambda do |url, cap|
+    uri = URI(url)
+    http = Net::HTTP.new(uri.host, uri.port)
+    http.use_ssl = uri.scheme == "https"
+    http.cert_store = CERT_STORE
+    http.open_timeout = http.read_timeout = cap if cap
+    http.start { |h| h.get(uri.path).body }
+  end,
+  "faraday" => lambda do |url, cap|
+    # Faraday 1.x's default adapter: Net::HTTP.
+    request = cap ? { open_timeout: cap, timeout: cap } : {}
+    conn = Faraday.new(url: url, ssl: { cert_store: CERT_STORE }, request: request)
+    conn.get.body
+  end,
+  "net-http-persistent" => lambda do |url, cap|
+    http = Net::HTTP::Persistent.new(name: "hev2-test")
+    http.cert_store = CERT_STORE
+    http.open_timeout = http.read_timeout = cap if cap
+    begin
+      http.request(URI(url)).body
+    ensure
+      http.shutdown
+    end
+  end,
+}.freeze
+
+def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+
+# Connections libhev2 made so far (hev2 mode): each request must add one,
+# the proof that the client's connect went through hev2/replace.
+def hev2_handles = MODE == "hev2" ? Hev2.stats.fetch(:handles_created) : 0
+
+def request(client, row, scheme, cap)
+  url = "#{scheme}://#{row}.hev2.test:#{PORTS.fetch(scheme)}/#{client}/#{row}"
+  out = { client: client, row: row, scheme: scheme, hev2: MODE == "hev2" }
+  handles = hev2_handles
+  start = now
+  begin
+    body = cap ? Timeout.timeout(cap) { CLIENTS.fetch(client).call(url, cap) } : CLIENTS.fetch(client).call(url, cap)
+    out[:seen] = JSON.parse(body)
+  rescue StandardError, Timeout::Error => e
+    out[:error] = "#{e.class}: #{e.message}"[0, 200]
+  end
+  out.merge(elapsed_ms: ((now - start) * 1000).round(1), hev2_connects: hev2_handles - handles)
+end
+
+results =
+  if MODE == "hev2"
+    CLIENTS.keys.product(%w[http https], ROWS).map { |c, s, r| request(c, r, s, nil) }
+  else
+    CLIENTS.keys.product(%w[http https], STALL_ROWS).map { |c, s, r| Thread.new { request(c, r, s, PLAIN_CAP) } }.map(&:value)
+  end
+puts JSON.generate(results)

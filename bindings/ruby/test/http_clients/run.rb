@@ -1,0 +1,91 @@
+# frozen_string_literal: true
+
+# make test-ruby-clients: Net::HTTP, Faraday (its default Net::HTTP
+# adapter) and net-http-persistent, as Debian ships them, through
+# `require "hev2/replace"`, over HTTP and HTTPS, on the test bed's
+# "v6-blackhole" and "aaaa-never" rows. Run by `hev2-testbed run`, which
+# brings the bed up with its web server and runs this in the client
+# namespace with HEV2_BED_* set (internal/testbed/README.md):
+#
+#   hev2-testbed run -- ruby bindings/ruby/test/http_clients/run.rb
+#
+# Each hev2 request is judged as the suite judges a connect: the server saw
+# the row's winner (address, hence family; TLS for https), and the request
+# took no more than the row's ideal + tolerance beyond the same client's
+# request to a healthy IPv4-only name (the exchange itself). The same
+# clients without hev2 are printed beside them (capped at 3 s), not judged.
+
+require "json"
+require "open3"
+require "rbconfig"
+
+CLIENTS_RB = File.join(__dir__, "clients.rb")
+
+def run_child(mode)
+  out, err, status = Open3.capture3(RbConfig.ruby, CLIENTS_RB, mode)
+  $stderr.print(err)
+  abort "clients.rb #{mode} failed (#{status})" unless status.success?
+  JSON.parse(out)
+end
+
+rows = JSON.parse(ENV.fetch("HEV2_BED_ROWS")).to_h { |r| [r["name"], r] }
+puts "Ruby #{RUBY_VERSION}: HTTP clients on the test bed (ms; ideal ± tolerance beyond the baseline)"
+
+# Ruby's own connect first, all at once: about PLAIN_CAP in all.
+plain = run_child("plain")
+got = run_child("hev2")
+
+failures = []
+baseline = Hash.new { |h, k| h[k] = Float::INFINITY }
+got.each do |g|
+  next unless g["row"] == "v4-only"
+
+  failures << "#{g['client']} #{g['scheme']} v4-only: #{g['error']}" if g["error"]
+  failures << "#{g['client']} #{g['scheme']} v4-only: not through libhev2" unless g["hev2_connects"] == 1
+  key = [g["client"], g["scheme"]]
+  baseline[key] = [baseline[key], g["elapsed_ms"]].min unless g["error"]
+end
+
+def seen(g)
+  s = g["seen"] or return g["error"]
+  "server saw #{s['peer']} -> #{s['local']} (#{s['family']}#{s['tls'] ? ', TLS' : ''})"
+end
+
+got.each do |g|
+  next if g["row"] == "v4-only"
+
+  row = rows.fetch(g["row"])
+  base = baseline[[g["client"], g["scheme"]]]
+  over = g["elapsed_ms"] - base
+  label = format("%-20s %-5s %-13s", g["client"], g["scheme"], g["row"])
+  puts format("%s hev2   %7.1f ms (%.1f over the baseline %.1f; ideal %d ± %d) %s",
+              label, g["elapsed_ms"], over, base, row["ideal_ms"], row["tol_ms"], seen(g))
+  s = g["seen"]
+  if g["error"] || s.nil?
+    failures << "#{label}: #{g['error']}"
+  elsif g["hev2_connects"] != 1
+    failures << "#{label}: #{g['hev2_connects']} connections through libhev2, want 1 (hev2/replace not used?)"
+  elsif s["local"] != row["winner"] || s["family"] != row["family"]
+    failures << "#{label}: the server saw #{s['peer']} at #{s['local']} (#{s['family']}), " \
+                "want #{row['winner']} (#{row['family']})"
+  elsif g["scheme"] == "https" && !s["tls"]
+    failures << "#{label}: the server saw no TLS"
+  elsif over > row["ideal_ms"] + row["tol_ms"]
+    failures << format("%s: %.1f ms over the baseline, beyond the ideal %d ms + tolerance %d ms",
+                       label, over, row["ideal_ms"], row["tol_ms"])
+  end
+end
+
+plain.each do |g|
+  label = format("%-20s %-5s %-13s", g["client"], g["scheme"], g["row"])
+  puts format("%s plain  %7.1f ms %s   [without hev2: shown, not judged]", label, g["elapsed_ms"], seen(g))
+end
+
+judged = got.size
+if failures.empty?
+  puts "test-ruby-clients: #{judged} passed, 0 failed"
+else
+  failures.each { |f| puts "FAIL #{f}" }
+  puts "test-ruby-clients: #{judged - failures.size} passed, #{failures.size} failed"
+  exit 1
+end
