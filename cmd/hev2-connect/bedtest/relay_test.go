@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hev2/hev2/internal/testbed"
 )
 
 // upBytes and downBytes are what the relay carries each way: a few MB,
@@ -34,9 +36,10 @@ func sum(b []byte) string { s := sha256.Sum256(b); return fmt.Sprintf("%x", s) }
 
 // stdio starts hev2-connect --stdio NAME PORT in the client namespace with
 // pipes on its stdin and stdout; stderr is collected.
-func stdio(t *testing.T, ctx context.Context, name string, port int) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *bytes.Buffer) {
+func stdio(t *testing.T, ctx context.Context, name string, port int, flags ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *bytes.Buffer) {
 	t.Helper()
-	cmd := bed.Command(ctx, tool, "--stdio", name, strconv.Itoa(port))
+	argv := append(append([]string{tool, "--stdio"}, flags...), name, strconv.Itoa(port))
+	cmd := bed.Command(ctx, argv...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -110,6 +113,8 @@ func TestRelayBothWays(t *testing.T) {
 // TestRelaySocketEOFFirst: the server sends 1 MiB and half-closes at once.
 // The tool must close its stdout then (the reader sees EOF while stdin is
 // still open) and go on relaying stdin until its EOF before it exits 0.
+// With -v, the race's timeline goes to stderr and stdout carries only the
+// peer's bytes.
 func TestRelaySocketEOFFirst(t *testing.T) {
 	const port = 7002
 	conns := listenServer(t, port)
@@ -133,7 +138,7 @@ func TestRelaySocketEOFFirst(t *testing.T) {
 		received <- sum(got)
 	}()
 
-	cmd, stdin, stdout, stderr := stdio(t, ctx, raceName, port)
+	cmd, stdin, stdout, stderr := stdio(t, ctx, raceName, port, "-v")
 	out, err := io.ReadAll(stdout) // returns at EOF: stdin is still open
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +155,9 @@ func TestRelaySocketEOFFirst(t *testing.T) {
 	}
 	if got := <-received; got != sum(up) {
 		t.Fatalf("way up after the socket's EOF: server got %s, want %s", got, sum(up))
+	}
+	if want := "attempt-won       #1 " + testbed.V4Good1.String(); !strings.Contains(stderr.String(), want) {
+		t.Errorf("-v: no %q in the timeline on stderr: %s", want, stderr)
 	}
 }
 
