@@ -17,6 +17,10 @@ EXAMPLES = REPO / "examples" / "python"
         ("blocking.py", ["hev2:   connected to 127.0.0.1", "refused: ConnectionRefusedError", "which: open_timeout", "ExceptionGroup"]),
         ("asyncio_streams.py", ["connected to 127.0.0.1", "nothing is left open"]),
         ("install_urllib.py", ["urllib through hev2: b'hello over ::1\\n'", "after uninstall(): False"]),
+        (
+            "http_clients.py",
+            ["requests: hello over ::1", "httpx: hello over ::1", "httpx async: hello over ::1", "aiohttp: hello over ::1"],
+        ),
     ],
 )
 def test_example_runs(name, expect):

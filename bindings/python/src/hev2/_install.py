@@ -112,14 +112,13 @@ def _patch_urllib3(module: types.ModuleType) -> None:
 class _Urllib3Finder:
     """A meta path finder answering only for urllib3.util.connection: it
     finds the module as the finders after it would, and has it patched
-    right after it runs."""
+    right after it runs. Asked about every import while installed, it
+    answers anything else with one string comparison."""
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        from ._urllib3 import MODULE
-
-        if fullname != MODULE:
+        if fullname != "urllib3.util.connection":  # _urllib3.MODULE
             return None
         for finder in sys.meta_path:
             if finder is self or isinstance(finder, _Urllib3Finder) or not hasattr(finder, "find_spec"):
