@@ -6,8 +6,8 @@
 #
 #   ruby clients.rb hev2|plain     (inside the bed's client namespace; see run.rb)
 #
-# hev2: `require "hev2/replace"` first, then every client on every row of
-# ROWS, one request at a time (they are timed). plain: Ruby's own connect,
+# hev2: `require "hev2/replace"` first, then every client on the baseline
+# and the stalling rows, one request at a time (they are timed). plain: Ruby's own connect,
 # the stalling rows only, all at once, each capped at PLAIN_CAP seconds
 # (shown, not judged). One JSON document on stdout: the list of requests.
 
@@ -31,7 +31,6 @@ require "net/http/persistent"
 # fastest is the baseline, the first one also pays for loading code).
 STALL_ROWS = %w[v6-blackhole aaaa-never].freeze
 BASELINE = "v4-only"
-ROWS = [BASELINE, BASELINE, *STALL_ROWS].freeze
 PLAIN_CAP = 3.0
 
 PORTS = { "http" => ENV.fetch("HEV2_BED_HTTP_PORT"), "https" => ENV.fetch("HEV2_BED_HTTPS_PORT") }.freeze
@@ -91,9 +90,32 @@ def request(client, row, scheme, cap)
   out.merge(elapsed_ms: ((now - start) * 1000).round(1), hev2_connects: hev2_handles - handles)
 end
 
+# The judged rows' ideal and tolerance (hev2-testbed run's HEV2_BED_ROWS).
+ROW_INFO = JSON.parse(ENV.fetch("HEV2_BED_ROWS")).to_h { |r| [r["name"], r] }
+TRIES = 3
+
+# Per client and scheme: the two baseline requests, then each stalling row
+# up to TRIES times, stopping at the first try within the row's ideal +
+# tolerance beyond the faster baseline: noise on a shared machine only adds
+# time, and a client that stalls stalls on every try (run.rb checks every
+# try's winner and judges the best one's time).
+def hev2_requests(client, scheme)
+  base = [BASELINE, BASELINE].map { request(client, BASELINE, scheme, nil) }
+  fastest = base.reject { |b| b[:error] }.map { |b| b[:elapsed_ms] }.min
+  base + STALL_ROWS.flat_map do |row|
+    info = ROW_INFO.fetch(row)
+    (1..TRIES).each_with_object([]) do |n, tries|
+      tries << request(client, row, scheme, nil).merge(try: n)
+      last = tries.last
+      break tries if last[:error] || fastest.nil? ||
+                     last[:elapsed_ms] - fastest <= info["ideal_ms"] + info["tol_ms"]
+    end
+  end
+end
+
 results =
   if MODE == "hev2"
-    CLIENTS.keys.product(%w[http https], ROWS).map { |c, s, r| request(c, r, s, nil) }
+    CLIENTS.keys.product(%w[http https]).flat_map { |c, s| hev2_requests(c, s) }
   else
     CLIENTS.keys.product(%w[http https], STALL_ROWS).map { |c, s, r| Thread.new { request(c, r, s, PLAIN_CAP) } }.map(&:value)
   end

@@ -12,8 +12,10 @@
 # Each hev2 request is judged as the suite judges a connect: the server saw
 # the row's winner (address, hence family; TLS for https), and the request
 # took no more than the row's ideal + tolerance beyond the same client's
-# request to a healthy IPv4-only name (the exchange itself). The same
-# clients without hev2 are printed beside them (capped at 3 s), not judged.
+# request to a healthy IPv4-only name (the exchange itself); a row gets up
+# to 3 tries, the best one's time judged, every one's winner checked
+# (internal/testbed/README.md). The same clients without hev2 are printed
+# beside them (capped at 3 s), not judged.
 
 require "json"
 require "open3"
@@ -51,28 +53,32 @@ def seen(g)
   "server saw #{s['peer']} -> #{s['local']} (#{s['family']}#{s['tls'] ? ', TLS' : ''})"
 end
 
-got.each do |g|
-  next if g["row"] == "v4-only"
-
-  row = rows.fetch(g["row"])
-  base = baseline[[g["client"], g["scheme"]]]
-  over = g["elapsed_ms"] - base
-  label = format("%-20s %-5s %-13s", g["client"], g["scheme"], g["row"])
-  puts format("%s hev2   %7.1f ms (%.1f over the baseline %.1f; ideal %d ± %d) %s",
-              label, g["elapsed_ms"], over, base, row["ideal_ms"], row["tol_ms"], seen(g))
-  s = g["seen"]
-  if g["error"] || s.nil?
-    failures << "#{label}: #{g['error']}"
-  elsif g["hev2_connects"] != 1
-    failures << "#{label}: #{g['hev2_connects']} connections through libhev2, want 1 (hev2/replace not used?)"
-  elsif s["local"] != row["winner"] || s["family"] != row["family"]
-    failures << "#{label}: the server saw #{s['peer']} at #{s['local']} (#{s['family']}), " \
-                "want #{row['winner']} (#{row['family']})"
-  elsif g["scheme"] == "https" && !s["tls"]
-    failures << "#{label}: the server saw no TLS"
-  elsif over > row["ideal_ms"] + row["tol_ms"]
-    failures << format("%s: %.1f ms over the baseline, beyond the ideal %d ms + tolerance %d ms",
-                       label, over, row["ideal_ms"], row["tol_ms"])
+# Every try of a judged row must reach the winner through libhev2; the
+# fastest try's time is judged.
+got.reject { |g| g["row"] == "v4-only" }.group_by { |g| g.values_at("client", "scheme", "row") }.each do |(client, scheme, name), tries|
+  row = rows.fetch(name)
+  base = baseline[[client, scheme]]
+  label = format("%-20s %-5s %-13s", client, scheme, name)
+  tries.each do |g|
+    s = g["seen"]
+    if g["error"] || s.nil?
+      failures << "#{label} try #{g['try']}: #{g['error']}"
+    elsif g["hev2_connects"] != 1
+      failures << "#{label} try #{g['try']}: #{g['hev2_connects']} connections through libhev2, want 1 (hev2/replace not used?)"
+    elsif s["local"] != row["winner"] || s["family"] != row["family"]
+      failures << "#{label} try #{g['try']}: the server saw #{s['peer']} at #{s['local']} (#{s['family']}), " \
+                  "want #{row['winner']} (#{row['family']})"
+    elsif scheme == "https" && !s["tls"]
+      failures << "#{label} try #{g['try']}: the server saw no TLS"
+    end
+  end
+  best = tries.min_by { |g| g["elapsed_ms"] }
+  over = best["elapsed_ms"] - base
+  puts format("%s hev2   %7.1f ms (%.1f over the baseline %.1f; ideal %d ± %d; try %d of %d) %s",
+              label, best["elapsed_ms"], over, base, row["ideal_ms"], row["tol_ms"], best["try"], tries.size, seen(best))
+  if over > row["ideal_ms"] + row["tol_ms"]
+    failures << format("%s: %.1f ms over the baseline at best of %d tries, beyond the ideal %d ms + tolerance %d ms",
+                       label, over, tries.size, row["ideal_ms"], row["tol_ms"])
   end
 end
 
