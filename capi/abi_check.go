@@ -2,8 +2,9 @@
 
 package main
 
-// Compile-time checks that core's trace kinds and timeout kinds have the
-// header's numbers (HEV2_EV_*, HEV2_TIMEOUT_*), so that capi can pass them
+// Compile-time checks that core's trace kinds, timeout kinds and report
+// constants have the header's numbers (HEV2_EV_*, HEV2_TIMEOUT_*,
+// HEV2_REPORT_REASON_*, HEV2_REPORT_LOOKUP_*, HEV2_REPORT_ATTEMPT_*), so that capi can pass them
 // to C as they are. Each pair converts the difference of the two, both ways
 // round, to uint: a constant that is not equal makes one of them negative,
 // which does not compile. Constants only: no code, no data, no run time.
@@ -56,4 +57,38 @@ const (
 	_ = uint(C.HEV2_TIMEOUT_CONNECT - int(core.TimeoutConnect))
 	_ = uint(int(core.TimeoutOpen) - C.HEV2_TIMEOUT_OPEN)
 	_ = uint(C.HEV2_TIMEOUT_OPEN - int(core.TimeoutOpen))
+	_ = uint(int(core.ReasonNone) - C.HEV2_REPORT_REASON_NONE)
+	_ = uint(C.HEV2_REPORT_REASON_NONE - int(core.ReasonNone))
+	_ = uint(int(core.ReasonFirstToConnect) - C.HEV2_REPORT_REASON_FIRST_TO_CONNECT)
+	_ = uint(C.HEV2_REPORT_REASON_FIRST_TO_CONNECT - int(core.ReasonFirstToConnect))
+	_ = uint(int(core.ReasonOtherFamilyFailed) - C.HEV2_REPORT_REASON_OTHER_FAMILY_FAILED)
+	_ = uint(C.HEV2_REPORT_REASON_OTHER_FAMILY_FAILED - int(core.ReasonOtherFamilyFailed))
+	_ = uint(int(core.ReasonOnlyFamilyResolved) - C.HEV2_REPORT_REASON_ONLY_FAMILY_RESOLVED)
+	_ = uint(C.HEV2_REPORT_REASON_ONLY_FAMILY_RESOLVED - int(core.ReasonOnlyFamilyResolved))
+	_ = uint(int(core.ReasonOtherFamilyNotTried) - C.HEV2_REPORT_REASON_OTHER_FAMILY_NOT_TRIED)
+	_ = uint(C.HEV2_REPORT_REASON_OTHER_FAMILY_NOT_TRIED - int(core.ReasonOtherFamilyNotTried))
+	_ = uint(int(core.ReasonOnlyFamilyAsked) - C.HEV2_REPORT_REASON_ONLY_FAMILY_ASKED)
+	_ = uint(C.HEV2_REPORT_REASON_ONLY_FAMILY_ASKED - int(core.ReasonOnlyFamilyAsked))
+	_ = uint(int(core.ReasonGivenAddresses) - C.HEV2_REPORT_REASON_GIVEN_ADDRESSES)
+	_ = uint(C.HEV2_REPORT_REASON_GIVEN_ADDRESSES - int(core.ReasonGivenAddresses))
+	_ = uint(int(core.LookupNotAsked) - C.HEV2_REPORT_LOOKUP_NOT_ASKED)
+	_ = uint(C.HEV2_REPORT_LOOKUP_NOT_ASKED - int(core.LookupNotAsked))
+	_ = uint(int(core.LookupAbandoned) - C.HEV2_REPORT_LOOKUP_ABANDONED)
+	_ = uint(C.HEV2_REPORT_LOOKUP_ABANDONED - int(core.LookupAbandoned))
+	_ = uint(int(core.LookupAnswered) - C.HEV2_REPORT_LOOKUP_ANSWERED)
+	_ = uint(C.HEV2_REPORT_LOOKUP_ANSWERED - int(core.LookupAnswered))
+	_ = uint(int(core.LookupFailed) - C.HEV2_REPORT_LOOKUP_FAILED)
+	_ = uint(C.HEV2_REPORT_LOOKUP_FAILED - int(core.LookupFailed))
+	_ = uint(int(core.LookupTimedOut) - C.HEV2_REPORT_LOOKUP_TIMED_OUT)
+	_ = uint(C.HEV2_REPORT_LOOKUP_TIMED_OUT - int(core.LookupTimedOut))
+	_ = uint(int(core.AttemptConnected) - C.HEV2_REPORT_ATTEMPT_CONNECTED)
+	_ = uint(C.HEV2_REPORT_ATTEMPT_CONNECTED - int(core.AttemptConnected))
+	_ = uint(int(core.AttemptFailed) - C.HEV2_REPORT_ATTEMPT_FAILED)
+	_ = uint(C.HEV2_REPORT_ATTEMPT_FAILED - int(core.AttemptFailed))
+	_ = uint(int(core.AttemptTimedOut) - C.HEV2_REPORT_ATTEMPT_TIMED_OUT)
+	_ = uint(C.HEV2_REPORT_ATTEMPT_TIMED_OUT - int(core.AttemptTimedOut))
+	_ = uint(int(core.AttemptLost) - C.HEV2_REPORT_ATTEMPT_LOST)
+	_ = uint(C.HEV2_REPORT_ATTEMPT_LOST - int(core.AttemptLost))
+	_ = uint(int(core.AttemptCanceled) - C.HEV2_REPORT_ATTEMPT_CANCELED)
+	_ = uint(C.HEV2_REPORT_ATTEMPT_CANCELED - int(core.AttemptCanceled))
 )

@@ -42,6 +42,7 @@ type conn struct {
 	out      outcome
 	elapsed  time.Duration
 	events   []core.TraceEvent
+	report   *core.Report // built from events when first asked for
 }
 
 // table holds the live (not yet released) handles.

@@ -17,6 +17,10 @@
 #define HEV2_RESULT_SIZE_V1  offsetof(hev2_result_info, synthesized_from)
 #define HEV2_ATTEMPT_SIZE_V1 offsetof(hev2_attempt_info, synthesized_from)
 #define HEV2_EVENT_SIZE_V1   sizeof(hev2_event_info)
+/* Since 1.3: the report's structs, as 1.3 defined them. */
+#define HEV2_REPORT_SIZE_V1         sizeof(hev2_report_info)
+#define HEV2_REPORT_LOOKUP_SIZE_V1  sizeof(hev2_report_lookup_info)
+#define HEV2_REPORT_ATTEMPT_SIZE_V1 sizeof(hev2_report_attempt_info)
 /* hev2_stats_info grew (the lookups_* fields) after bindings were written
  * against its first layout: that shorter size stays accepted. */
 #define HEV2_STATS_SIZE_V1   offsetof(hev2_stats_info, lookups_in_flight)

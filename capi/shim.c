@@ -265,6 +265,54 @@ int hev2_get_event(hev2_conn c, int i, hev2_event_info *e)
 	return HEV2_OK;
 }
 
+int hev2_report(hev2_conn c, hev2_report_info *r)
+{
+	int rc = out_begin(__func__, "r", r ? &r->size : NULL, HEV2_REPORT_SIZE_V1);
+	if (rc)
+		return rc;
+	CHECK_FORK(__func__);
+	hev2_report_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	rc = hev2c_return(__func__, hev2go_report(c, &mine));
+	if (rc)
+		return rc;
+	out_end(r, &mine, sizeof mine);
+	return HEV2_OK;
+}
+
+int hev2_report_lookup(hev2_conn c, int i, hev2_report_lookup_info *l)
+{
+	int rc = out_begin(__func__, "l", l ? &l->size : NULL, HEV2_REPORT_LOOKUP_SIZE_V1);
+	if (rc)
+		return rc;
+	CHECK_FORK(__func__);
+	hev2_report_lookup_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	rc = hev2c_return(__func__, hev2go_report_lookup(c, i, &mine));
+	if (rc)
+		return rc;
+	out_end(l, &mine, sizeof mine);
+	return HEV2_OK;
+}
+
+int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a)
+{
+	int rc = out_begin(__func__, "a", a ? &a->size : NULL, HEV2_REPORT_ATTEMPT_SIZE_V1);
+	if (rc)
+		return rc;
+	CHECK_FORK(__func__);
+	hev2_report_attempt_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	rc = hev2c_return(__func__, hev2go_report_attempt(c, i, &mine));
+	if (rc)
+		return rc;
+	out_end(a, &mine, sizeof mine);
+	return HEV2_OK;
+}
+
 const char *hev2_errmsg(hev2_conn c)
 {
 	static __thread char buf[HEV2_ERRMSGLEN];

@@ -234,7 +234,9 @@ extern "C" {
  *   1.2  hev2_options.drive: a race played on the thread that waits for it;
  *        hev2_connect_wait, the same in one call; hev2_options_init_size
  *   1.3  NAT64: hev2_options.nat64, synthesized_from in hev2_result_info and
- *        hev2_attempt_info, HEV2_EV_NAT64_* and HEV2_EV_SYNTHESIZED */
+ *        hev2_attempt_info, HEV2_EV_NAT64_* and HEV2_EV_SYNTHESIZED;
+ *        hev2_report, hev2_report_lookup, hev2_report_attempt: the
+ *        establishment report of a recorded race */
 #define HEV2_VERSION_MAJOR 1
 #define HEV2_VERSION_MINOR 3
 #define HEV2_VERSION_PATCH 0
@@ -733,6 +735,146 @@ const char *hev2_last_error(void);
 /* The errno behind the thread's last failure if it was HEV2_ESYSTEM
  * (EMFILE ...), else 0. Async-signal-safe. */
 int hev2_last_errno(void);
+
+/* ---- the establishment report (since 1.3) -------------------------------------
+ * How a finished race went, in numbers: which family won and why, how long
+ * it spent resolving, waiting on the Resolution Delay and connecting, when
+ * each lookup answered (or failed) and how each attempt ended. Computed
+ * from the race's recorded events the first time it is asked for (one
+ * implementation in the library, the Go API's core.Report), so it costs
+ * nothing unless the handle was made with hev2_options.record_events = 1.
+ *
+ * Times are milliseconds since the race's start, on the race's own clock
+ * (the moment the lookups, or for an IP literal or a static list the first
+ * attempt, were started; hev2_result_info.elapsed_ms counts from
+ * hev2_connect and can be a few microseconds longer). The phases overlap:
+ * one family may race while the other still resolves, and the Resolution
+ * Delay lies inside resolving. Each is a span, not a share of the total:
+ *   resolving          from the first lookup's start to the end of the last
+ *                      one: its answer, its failure, or the moment the race
+ *                      stopped waiting for it (resolv_timeout, or the race's
+ *                      end). Not entered without lookups (an IP literal, a
+ *                      static list).
+ *   resolution_delay   from A's answer, when it came while AAAA was still
+ *                      pending and before any attempt (RFC 8305 section 3),
+ *                      to the first of: AAAA's answer or failure, the
+ *                      delay's expiry, the race's end.
+ *   connecting         from the first attempt's start to the race's outcome
+ *                      (the winner's connect, or the failure).
+ *
+ * Use hev2_connect (+ hev2_wait), not hev2_connect_wait, for a handle you
+ * want the report of: hev2_connect_wait releases the handle of a won race
+ * before it returns. */
+
+/* Why the winner's family won (hev2_report_info.reason): looking at the
+ * other family, the first that applies. */
+#define HEV2_REPORT_REASON_NONE                0 /* nothing connected */
+#define HEV2_REPORT_REASON_FIRST_TO_CONNECT    1 /* an attempt of the other
+                                                    family was still in
+                                                    flight (it lost) */
+#define HEV2_REPORT_REASON_OTHER_FAMILY_FAILED 2 /* every attempt of the
+                                                    other family (one at
+                                                    least) had failed */
+#define HEV2_REPORT_REASON_ONLY_FAMILY_RESOLVED 3 /* the other family's lookup
+                                                    failed, timed out, or had
+                                                    not answered yet */
+#define HEV2_REPORT_REASON_OTHER_FAMILY_NOT_TRIED 4 /* it had answered, but
+                                                    none of its addresses had
+                                                    been tried yet */
+#define HEV2_REPORT_REASON_ONLY_FAMILY_ASKED   5 /* only the winner's family
+                                                    was looked up (family
+                                                    restriction, local
+                                                    address) */
+#define HEV2_REPORT_REASON_GIVEN_ADDRESSES     6 /* no lookup (IP literal,
+                                                    static list) and no
+                                                    address of the other
+                                                    family was tried */
+
+/* How a lookup ended (hev2_report_lookup_info.state). */
+#define HEV2_REPORT_LOOKUP_NOT_ASKED 0 /* never started (IP literal, static
+                                          list, family restriction) */
+#define HEV2_REPORT_LOOKUP_ABANDONED 1 /* still pending when the race ended */
+#define HEV2_REPORT_LOOKUP_ANSWERED  2 /* answered with addresses */
+#define HEV2_REPORT_LOOKUP_FAILED    3 /* failed: .eai (NODATA included) */
+#define HEV2_REPORT_LOOKUP_TIMED_OUT 4 /* cut short by resolv_timeout */
+
+/* How an attempt ended (hev2_report_attempt_info.outcome). */
+#define HEV2_REPORT_ATTEMPT_CONNECTED 1 /* it won */
+#define HEV2_REPORT_ATTEMPT_FAILED    2 /* connect (or bind) failed: .error */
+#define HEV2_REPORT_ATTEMPT_TIMED_OUT 3 /* a caller's timeout closed it */
+#define HEV2_REPORT_ATTEMPT_LOST      4 /* closed as a loser: another won */
+#define HEV2_REPORT_ATTEMPT_CANCELED  5 /* closed by hev2_cancel/release */
+
+/* One span of the race (see the phases above). */
+typedef struct hev2_report_phase {
+	int happened;    /* 1 if the race entered the phase; else all zero */
+	double start_ms; /* since the race's start */
+	double end_ms;
+} hev2_report_phase;
+
+/* The whole race (hev2_report). Set .size = sizeof before calling. */
+typedef struct hev2_report_info {
+	size_t size;
+	int status;    /* the handle's outcome, as hev2_result_info.status */
+	int connected; /* 1 if an attempt won the race (with status
+	                  HEV2_ECANCELED: a win that raced hev2_cancel; the
+	                  socket was closed, never handed over) */
+	int winner;    /* that attempt's index (hev2_report_attempt), else -1 */
+	int family;    /* its family, AF_INET6 or AF_INET; 0 if none */
+	int reason;    /* HEV2_REPORT_REASON_* */
+	int timeout;   /* HEV2_TIMEOUT_*: the last of the caller's timeouts that
+	                  fired, if any; a won race may have seen one (a
+	                  resolv_timeout that gave up a silent family) */
+	double elapsed_ms; /* the race's start to its outcome */
+	hev2_report_phase resolving;
+	hev2_report_phase resolution_delay;
+	hev2_report_phase connecting;
+	int resolution_delay_expired; /* 1 if the Resolution Delay ran its
+	                                 whole length (AAAA had not answered) */
+	int n_attempts; /* for hev2_report_attempt (lookups: always 2) */
+} hev2_report_info;
+
+/* One family's lookup (hev2_report_lookup). Set .size before calling. */
+typedef struct hev2_report_lookup_info {
+	size_t size;
+	int family;    /* AF_INET6 (i = 0) or AF_INET (i = 1), asked or not */
+	int state;     /* HEV2_REPORT_LOOKUP_* */
+	int eai;       /* getaddrinfo code of a failure (FAILED), else 0 */
+	int sys_errno; /* errno behind an EAI_SYSTEM, else 0 */
+	int n_addrs;   /* addresses it answered (ANSWERED) */
+	double start_ms, end_ms; /* asked; answered, failed or given up (its
+	                            answer time is end - start); 0 if not asked */
+} hev2_report_lookup_info;
+
+/* One connection attempt (hev2_report_attempt). Set .size before calling. */
+typedef struct hev2_report_attempt_info {
+	size_t size;
+	char address[HEV2_ADDRSTRLEN]; /* no brackets */
+	int family;      /* AF_INET6 or AF_INET */
+	int port;
+	int outcome;     /* HEV2_REPORT_ATTEMPT_* */
+	int error;       /* errno: of a FAILED attempt (ECONNREFUSED ...);
+	                    ETIMEDOUT for one TIMED_OUT; else 0 */
+	int bind_failed; /* 1 if .error came from binding the local address */
+	double start_ms, end_ms; /* started; connected, failed or closed */
+} hev2_report_attempt_info;
+
+/* Fills *r (r->size set by the caller) with c's report. HEV2_EINVAL for a
+ * NULL r, a size out of range, or a handle whose race was not recorded
+ * (record_events was 0, or it ended before it started: a static list with
+ * no address of the wanted family); HEV2_EHANDLE for 0, an unknown or a
+ * released handle; HEV2_EAGAIN while c is running. hev2_last_error says
+ * which. Since 1.3. */
+int hev2_report(hev2_conn c, hev2_report_info *r);
+
+/* Lookup i (0: AAAA, 1: A) of c's report; the same errors, and HEV2_EINVAL
+ * for an i out of range. Since 1.3. */
+int hev2_report_lookup(hev2_conn c, int i, hev2_report_lookup_info *l);
+
+/* Attempt i (0 <= i < n_attempts, in the order they started) of c's
+ * report; the same errors, and HEV2_EINVAL for an i out of range.
+ * Since 1.3. */
+int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a);
 
 #ifdef __cplusplus
 }

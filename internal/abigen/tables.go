@@ -39,10 +39,19 @@ var tables = []table{
 	{"LOOKUP_STATE_NAMES", "lookup state (HEV2_LOOKUP_*) -> name",
 		regexp.MustCompile(`^HEV2_LOOKUP_([A-Z0-9_]+)$`),
 		func(s, _ string) string { return strings.ToLower(s) }, nil},
+	{"REPORT_REASON_NAMES", "why the winner's family won (HEV2_REPORT_REASON_*) -> core's name",
+		regexp.MustCompile(`^HEV2_REPORT_REASON_([A-Z0-9_]+)$`), dashed, nil},
+	{"REPORT_LOOKUP_NAMES", "how a lookup ended, in the report (HEV2_REPORT_LOOKUP_*) -> core's name",
+		regexp.MustCompile(`^HEV2_REPORT_LOOKUP_([A-Z0-9_]+)$`), dashed, nil},
+	{"REPORT_ATTEMPT_NAMES", "how an attempt ended, in the report (HEV2_REPORT_ATTEMPT_*) -> core's name",
+		regexp.MustCompile(`^HEV2_REPORT_ATTEMPT_([A-Z0-9_]+)$`), dashed, nil},
 	{"RESOLVER_NAMES", "resolver (HEV2_RESOLVER_*) -> name",
 		regexp.MustCompile(`^HEV2_RESOLVER_([A-Z0-9_]+)$`),
 		func(s, _ string) string { return strings.ToLower(s) }, nil},
 }
+
+// dashed is a suffix as core names it: lower case, words joined by '-'.
+func dashed(s, _ string) string { return strings.ReplaceAll(strings.ToLower(s), "_", "-") }
 
 type entry struct {
 	value int64

@@ -203,6 +203,51 @@ static int job_register_null_fn(void)
 	return hev2_job_register(NULL, NULL, 0, &j);
 }
 static int job_register_null_out(void) { return hev2_job_register(nop_job, NULL, 0, NULL); }
+static int report_null(void) { return hev2_report(1, NULL); }
+static int report_size_zero(void)
+{
+	hev2_report_info r = {.size = 0};
+	return hev2_report(1, &r);
+}
+static int report_size_garbage(void)
+{
+	hev2_report_info r;
+	memset(&r, 0xff, sizeof r);
+	return hev2_report(1, &r);
+}
+static int report_handle_zero(void)
+{
+	hev2_report_info r = {.size = sizeof r};
+	return hev2_report(0, &r);
+}
+static int report_never_issued(void)
+{
+	hev2_report_info r = {.size = sizeof r};
+	return hev2_report(313373133731ULL, &r);
+}
+static int report_lookup_null(void) { return hev2_report_lookup(1, 0, NULL); }
+static int report_lookup_size_small(void)
+{
+	hev2_report_lookup_info l = {.size = sizeof l - 8};
+	return hev2_report_lookup(1, 0, &l);
+}
+static int report_lookup_never_issued(void)
+{
+	hev2_report_lookup_info l = {.size = sizeof l};
+	return hev2_report_lookup(313373133731ULL, 0, &l);
+}
+static int report_attempt_null(void) { return hev2_report_attempt(1, 0, NULL); }
+static int report_attempt_size_garbage(void)
+{
+	hev2_report_attempt_info a;
+	memset(&a, 0xff, sizeof a);
+	return hev2_report_attempt(1, 0, &a);
+}
+static int report_attempt_handle_zero(void)
+{
+	hev2_report_attempt_info a = {.size = sizeof a};
+	return hev2_report_attempt(0, 0, &a);
+}
 static int job_register_bad_flags(void)
 {
 	hev2_job j;
@@ -301,6 +346,17 @@ static const struct row {
 	R(job_trigger_zero, HEV2_EINVAL, "hev2_job_trigger: job id out of range"),
 	R(job_trigger_out_of_range, HEV2_EINVAL, "hev2_job_trigger: job id out of range"),
 	R(job_trigger_unregistered, HEV2_EINVAL, "hev2_job_trigger: job id not registered"),
+	R(report_null, HEV2_EINVAL, "hev2_report: r is NULL"),
+	R(report_size_zero, HEV2_EINVAL, "hev2_report: r->size 0 out of range"),
+	R(report_size_garbage, HEV2_EINVAL, "hev2_report: r->size 18446744073709551615 out of range"),
+	R(report_handle_zero, HEV2_EHANDLE, "hev2_report: handle 0 is never valid"),
+	R(report_never_issued, HEV2_EHANDLE, "hev2_report: handle 313373133731 unknown"),
+	R(report_lookup_null, HEV2_EINVAL, "hev2_report_lookup: l is NULL"),
+	R(report_lookup_size_small, HEV2_EINVAL, "hev2_report_lookup: l->size "),
+	R(report_lookup_never_issued, HEV2_EHANDLE, "hev2_report_lookup: handle 313373133731 unknown"),
+	R(report_attempt_null, HEV2_EINVAL, "hev2_report_attempt: a is NULL"),
+	R(report_attempt_size_garbage, HEV2_EINVAL, "hev2_report_attempt: a->size 18446744073709551615 out of range"),
+	R(report_attempt_handle_zero, HEV2_EHANDLE, "hev2_report_attempt: handle 0 is never valid"),
 #undef R
 };
 
@@ -339,6 +395,66 @@ static void test_options_size_1_2(void)
 	if (r.fd >= 0)
 		close(r.fd);
 	CHECK_RC(hev2_release(c), HEV2_OK);
+}
+
+/* The report of handles that cannot give one: still running, not
+ * recorded, released; and indexes out of range of one that can. */
+static void test_report_handles(void)
+{
+	hev2_report_info r = {.size = sizeof r};
+	hev2_report_lookup_info l = {.size = sizeof l};
+	hev2_report_attempt_info a = {.size = sizeof a};
+	hev2_options o;
+	hev2_options_init(&o);
+	o.record_events = 1;
+
+	/* Running: a connect to a listener that drops SYNs. */
+	struct blackhole bh;
+	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	char bport[16];
+	snprintf(bport, sizeof bport, "%d", bh.port);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", bport, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_report(c, &r), HEV2_EAGAIN);
+	CHECK(strstr(hev2_last_error(), "hev2_report: handle ") == hev2_last_error());
+	CHECK(strstr(hev2_last_error(), "is still running") != NULL);
+	CHECK_RC(hev2_report_lookup(c, 0, &l), HEV2_EAGAIN);
+	CHECK_RC(hev2_report_attempt(c, 0, &a), HEV2_EAGAIN);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	blackhole_stop(&bh);
+
+	/* Done, but recorded nothing: record_events was 0. */
+	CHECK_RC(hev2_connect("127.0.0.1", port, NULL, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, 5000), HEV2_OK);
+	CHECK_RC(hev2_report(c, &r), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report: handle ") == hev2_last_error());
+	CHECK(strstr(hev2_last_error(), "has no recorded events (made with record_events = 0") != NULL);
+	CHECK_RC(hev2_report_lookup(c, 0, &l), HEV2_EINVAL);
+	CHECK_RC(hev2_report_attempt(c, 0, &a), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report_attempt: handle ") == hev2_last_error());
+	CHECK_RC(hev2_release(c), HEV2_OK);
+
+	/* Recorded and done: indexes out of range. */
+	CHECK_RC(hev2_connect("127.0.0.1", port, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, 5000), HEV2_OK);
+	CHECK_RC(hev2_report(c, &r), HEV2_OK);
+	CHECK_INT(r.n_attempts, 1);
+	CHECK_RC(hev2_report_lookup(c, -1, &l), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report_lookup: lookup index -1 out of range") != NULL);
+	CHECK_RC(hev2_report_lookup(c, 2, &l), HEV2_EINVAL);
+	CHECK_RC(hev2_report_attempt(c, 1, &a), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report_attempt: attempt index 1 out of range") != NULL);
+	CHECK_RC(hev2_report_attempt(c, -1, &a), HEV2_EINVAL);
+	hev2_result_info res = {.size = sizeof res};
+	CHECK_RC(hev2_result(c, &res), HEV2_OK);
+	close(res.fd);
+
+	/* Released: stale. */
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	CHECK_RC(hev2_report(c, &r), HEV2_EHANDLE);
+	CHECK_RC(hev2_report_lookup(c, 0, &l), HEV2_EHANDLE);
+	CHECK_RC(hev2_report_attempt(c, 0, &a), HEV2_EHANDLE);
+	CHECK(strstr(hev2_last_error(), "unknown (never issued, or released)") != NULL);
 }
 
 /* Every handle function on a released (stale) handle: HEV2_EHANDLE. */
@@ -407,5 +523,6 @@ int main(void)
 	CHECK_FDS(fds);
 	test_stale_handle();
 	test_options_size_1_2();
+	test_report_handles();
 	return check_done("test_badinput");
 }

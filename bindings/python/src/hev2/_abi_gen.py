@@ -79,6 +79,23 @@ MAX_HOSTLEN = 253
 MAX_JOBS = 256
 MAX_TIMEOUT_MS = 86400000
 DEFAULT_MAX_HANDLES = 4096
+REPORT_REASON_NONE = 0
+REPORT_REASON_FIRST_TO_CONNECT = 1
+REPORT_REASON_OTHER_FAMILY_FAILED = 2
+REPORT_REASON_ONLY_FAMILY_RESOLVED = 3
+REPORT_REASON_OTHER_FAMILY_NOT_TRIED = 4
+REPORT_REASON_ONLY_FAMILY_ASKED = 5
+REPORT_REASON_GIVEN_ADDRESSES = 6
+REPORT_LOOKUP_NOT_ASKED = 0
+REPORT_LOOKUP_ABANDONED = 1
+REPORT_LOOKUP_ANSWERED = 2
+REPORT_LOOKUP_FAILED = 3
+REPORT_LOOKUP_TIMED_OUT = 4
+REPORT_ATTEMPT_CONNECTED = 1
+REPORT_ATTEMPT_FAILED = 2
+REPORT_ATTEMPT_TIMED_OUT = 3
+REPORT_ATTEMPT_LOST = 4
+REPORT_ATTEMPT_CANCELED = 5
 
 # status code -> its C name (HEV2_OK, HEV2_E*)
 STATUS_NAMES: dict[int, str] = {
@@ -134,6 +151,35 @@ LOOKUP_STATE_NAMES: dict[int, str] = {
     1: "pending",
     2: "answered",
     3: "failed",
+}
+
+# why the winner's family won (HEV2_REPORT_REASON_*) -> core's name
+REPORT_REASON_NAMES: dict[int, str] = {
+    0: "none",
+    1: "first-to-connect",
+    2: "other-family-failed",
+    3: "only-family-resolved",
+    4: "other-family-not-tried",
+    5: "only-family-asked",
+    6: "given-addresses",
+}
+
+# how a lookup ended, in the report (HEV2_REPORT_LOOKUP_*) -> core's name
+REPORT_LOOKUP_NAMES: dict[int, str] = {
+    0: "not-asked",
+    1: "abandoned",
+    2: "answered",
+    3: "failed",
+    4: "timed-out",
+}
+
+# how an attempt ended, in the report (HEV2_REPORT_ATTEMPT_*) -> core's name
+REPORT_ATTEMPT_NAMES: dict[int, str] = {
+    1: "connected",
+    2: "failed",
+    3: "timed-out",
+    4: "lost",
+    5: "canceled",
 }
 
 # resolver (HEV2_RESOLVER_*) -> name
@@ -274,6 +320,67 @@ class StatsInfo(Structure):
     ]
 
 
+class ReportPhase(Structure):
+    """hev2_report_phase"""
+
+    _fields_ = [
+        ("happened", c_int),
+        ("start_ms", c_double),
+        ("end_ms", c_double),
+    ]
+
+
+class ReportInfo(Structure):
+    """hev2_report_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("status", c_int),
+        ("connected", c_int),
+        ("winner", c_int),
+        ("family", c_int),
+        ("reason", c_int),
+        ("timeout", c_int),
+        ("elapsed_ms", c_double),
+        ("resolving", ReportPhase),
+        ("resolution_delay", ReportPhase),
+        ("connecting", ReportPhase),
+        ("resolution_delay_expired", c_int),
+        ("n_attempts", c_int),
+    ]
+
+
+class ReportLookupInfo(Structure):
+    """hev2_report_lookup_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("family", c_int),
+        ("state", c_int),
+        ("eai", c_int),
+        ("sys_errno", c_int),
+        ("n_addrs", c_int),
+        ("start_ms", c_double),
+        ("end_ms", c_double),
+    ]
+
+
+class ReportAttemptInfo(Structure):
+    """hev2_report_attempt_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("address", c_char * ADDRSTRLEN),
+        ("family", c_int),
+        ("port", c_int),
+        ("outcome", c_int),
+        ("error", c_int),
+        ("bind_failed", c_int),
+        ("start_ms", c_double),
+        ("end_ms", c_double),
+    ]
+
+
 # The C name of each struct and its class.
 STRUCTS: dict[str, type[Structure]] = {
     "hev2_options": Options,
@@ -282,6 +389,10 @@ STRUCTS: dict[str, type[Structure]] = {
     "hev2_attempt_info": AttemptInfo,
     "hev2_event_info": EventInfo,
     "hev2_stats_info": StatsInfo,
+    "hev2_report_phase": ReportPhase,
+    "hev2_report_info": ReportInfo,
+    "hev2_report_lookup_info": ReportLookupInfo,
+    "hev2_report_attempt_info": ReportAttemptInfo,
 }
 
 # sizeof and offsetof of every member, as the C compiler measured them.
@@ -399,6 +510,59 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "lookups_refused": 128,
             "go_goroutines": 136,
             "go_heap_inuse": 144,
+        },
+    ),
+    "hev2_report_phase": (
+        24,
+        {
+            "happened": 0,
+            "start_ms": 8,
+            "end_ms": 16,
+        },
+    ),
+    "hev2_report_info": (
+        120,
+        {
+            "size": 0,
+            "status": 8,
+            "connected": 12,
+            "winner": 16,
+            "family": 20,
+            "reason": 24,
+            "timeout": 28,
+            "elapsed_ms": 32,
+            "resolving": 40,
+            "resolution_delay": 64,
+            "connecting": 88,
+            "resolution_delay_expired": 112,
+            "n_attempts": 116,
+        },
+    ),
+    "hev2_report_lookup_info": (
+        48,
+        {
+            "size": 0,
+            "family": 8,
+            "state": 12,
+            "eai": 16,
+            "sys_errno": 20,
+            "n_addrs": 24,
+            "start_ms": 32,
+            "end_ms": 40,
+        },
+    ),
+    "hev2_report_attempt_info": (
+        112,
+        {
+            "size": 0,
+            "address": 8,
+            "family": 72,
+            "port": 76,
+            "outcome": 80,
+            "error": 84,
+            "bind_failed": 88,
+            "start_ms": 96,
+            "end_ms": 104,
         },
     ),
 }

@@ -66,6 +66,23 @@ module Hev2
     MAX_JOBS = 256
     MAX_TIMEOUT_MS = 86400000
     DEFAULT_MAX_HANDLES = 4096
+    REPORT_REASON_NONE = 0
+    REPORT_REASON_FIRST_TO_CONNECT = 1
+    REPORT_REASON_OTHER_FAMILY_FAILED = 2
+    REPORT_REASON_ONLY_FAMILY_RESOLVED = 3
+    REPORT_REASON_OTHER_FAMILY_NOT_TRIED = 4
+    REPORT_REASON_ONLY_FAMILY_ASKED = 5
+    REPORT_REASON_GIVEN_ADDRESSES = 6
+    REPORT_LOOKUP_NOT_ASKED = 0
+    REPORT_LOOKUP_ABANDONED = 1
+    REPORT_LOOKUP_ANSWERED = 2
+    REPORT_LOOKUP_FAILED = 3
+    REPORT_LOOKUP_TIMED_OUT = 4
+    REPORT_ATTEMPT_CONNECTED = 1
+    REPORT_ATTEMPT_FAILED = 2
+    REPORT_ATTEMPT_TIMED_OUT = 3
+    REPORT_ATTEMPT_LOST = 4
+    REPORT_ATTEMPT_CANCELED = 5
 
     # status code -> its C name (HEV2_OK, HEV2_E*)
     STATUS_NAMES = {
@@ -123,6 +140,35 @@ module Hev2
       3 => "failed",
     }.freeze
 
+    # why the winner's family won (HEV2_REPORT_REASON_*) -> core's name
+    REPORT_REASON_NAMES = {
+      0 => "none",
+      1 => "first-to-connect",
+      2 => "other-family-failed",
+      3 => "only-family-resolved",
+      4 => "other-family-not-tried",
+      5 => "only-family-asked",
+      6 => "given-addresses",
+    }.freeze
+
+    # how a lookup ended, in the report (HEV2_REPORT_LOOKUP_*) -> core's name
+    REPORT_LOOKUP_NAMES = {
+      0 => "not-asked",
+      1 => "abandoned",
+      2 => "answered",
+      3 => "failed",
+      4 => "timed-out",
+    }.freeze
+
+    # how an attempt ended, in the report (HEV2_REPORT_ATTEMPT_*) -> core's name
+    REPORT_ATTEMPT_NAMES = {
+      1 => "connected",
+      2 => "failed",
+      3 => "timed-out",
+      4 => "lost",
+      5 => "canceled",
+    }.freeze
+
     # resolver (HEV2_RESOLVER_*) -> name
     RESOLVER_NAMES = {
       0 => "default",
@@ -138,6 +184,10 @@ module Hev2
       hev2_attempt_info: 176,
       hev2_event_info: 272,
       hev2_stats_info: 152,
+      hev2_report_phase: 24,
+      hev2_report_info: 120,
+      hev2_report_lookup_info: 48,
+      hev2_report_attempt_info: 112,
     }.freeze
 
     # offsetof of every member of each struct.
@@ -238,6 +288,47 @@ module Hev2
         lookups_refused: 128,
         go_goroutines: 136,
         go_heap_inuse: 144,
+      }.freeze,
+      hev2_report_phase: {
+        happened: 0,
+        start_ms: 8,
+        end_ms: 16,
+      }.freeze,
+      hev2_report_info: {
+        size: 0,
+        status: 8,
+        connected: 12,
+        winner: 16,
+        family: 20,
+        reason: 24,
+        timeout: 28,
+        elapsed_ms: 32,
+        resolving: 40,
+        resolution_delay: 64,
+        connecting: 88,
+        resolution_delay_expired: 112,
+        n_attempts: 116,
+      }.freeze,
+      hev2_report_lookup_info: {
+        size: 0,
+        family: 8,
+        state: 12,
+        eai: 16,
+        sys_errno: 20,
+        n_addrs: 24,
+        start_ms: 32,
+        end_ms: 40,
+      }.freeze,
+      hev2_report_attempt_info: {
+        size: 0,
+        address: 8,
+        family: 72,
+        port: 76,
+        outcome: 80,
+        error: 84,
+        bind_failed: 88,
+        start_ms: 96,
+        end_ms: 104,
       }.freeze,
     }.freeze
   end
