@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"errors"
+	"syscall"
 
 	"github.com/hev2/hev2/core"
 )
@@ -117,6 +118,9 @@ func hev2go_report_attempt(id C.hev2_conn, i C.int, a *C.hev2_report_attempt_inf
 	a.port = C.int(ar.Addr.Port())
 	a.outcome = C.int(ar.Outcome)
 	a.error = C.int(errnoOf(ar.Err))
+	if ar.Outcome == core.AttemptTimedOut {
+		a.error = C.int(syscall.ETIMEDOUT) // also when the race's timeout closed it
+	}
 	var be *core.BindError
 	a.bind_failed = boolInt(errors.As(ar.Err, &be))
 	a.start_ms = C.double(ms(ar.Start))

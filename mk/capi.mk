@@ -41,10 +41,10 @@ capi-lib: ## libhev2.so only (go build -buildmode=c-shared)
 
 $(CAPI_LIB): capi-lib
 
-# hev2-connect's C files (the tool, its --stdio relay).
-CAPI_CLI_SOURCES := cmd/hev2-connect/hev2-connect.c cmd/hev2-connect/relay.c
+# hev2-connect's C files (the tool, its --stdio relay, its report output).
+CAPI_CLI_SOURCES := cmd/hev2-connect/hev2-connect.c cmd/hev2-connect/relay.c cmd/hev2-connect/report.c
 
-$(BUILD)/hev2-connect: $(CAPI_CLI_SOURCES) cmd/hev2-connect/relay.h include/hev2.h $(CAPI_LIB)
+$(BUILD)/hev2-connect: $(CAPI_CLI_SOURCES) cmd/hev2-connect/relay.h cmd/hev2-connect/report.h include/hev2.h $(CAPI_LIB)
 	$(CC) $(CAPI_CFLAGS) -o $@ $(CAPI_CLI_SOURCES) $(CAPI_LDFLAGS)
 
 $(BUILD)/hev2.pc: hev2.pc.in

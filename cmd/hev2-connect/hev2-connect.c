@@ -4,9 +4,10 @@
  *   hev2-connect [options] HOST PORT
  *   hev2-connect --stdio [options] HOST PORT
  *
- * Prints a one-line summary (or, with --json, the scenario-client JSON line)
- * and exits 0 when connected, 1 when the connection failed, 2 on a usage
- * error. -v prints the race as a timeline. Ctrl-C cancels the connection
+ * Prints a one-line summary (or, with --json, the scenario-client JSON line,
+ * with the race's establishment report as its "report" field) and exits 0
+ * when connected, 1 when the connection failed, 2 on a usage error. -v
+ * prints the race as a timeline and the report's summary line. Ctrl-C cancels the connection
  * cleanly: the signal handler only triggers a postponed job, and the job
  * (run from the main loop, a safe point) calls hev2_cancel.
  *
@@ -28,6 +29,7 @@
 
 #include "hev2.h"
 #include "relay.h"
+#include "report.h"
 
 enum { EXIT_CONNECTED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_RELAY = 3 };
 
@@ -248,7 +250,9 @@ static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port
 		}
 		fputc('}', f);
 	}
-	fprintf(f, "]}\n");
+	fputc(']', f);
+	print_report_json(f, c, eai_name);
+	fprintf(f, "}\n");
 }
 
 /* ---- Ctrl-C: signal -> job -> hev2_cancel at the main loop's safe point ---- */
@@ -472,6 +476,7 @@ int main(int argc, char **argv)
 	if (verbose) {
 		fprintf(timeline, "hev2-connect %s port %s\n", host, port);
 		print_timeline(timeline, current, &r);
+		print_report_summary(timeline, current);
 	}
 	if (json)
 		print_json(stdout, current, &r, atoi(port));

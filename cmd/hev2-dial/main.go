@@ -5,7 +5,8 @@
 //	          [--no-fast-fallback] [--family 4|6] [--resolver system|builtin] HOST PORT
 //
 // Exit status: 0 connected, 1 connection failure, 2 usage error. The
-// result's "events" list is the race's trace.
+// result's "events" list is the race's trace, its "report" the race's
+// establishment report.
 package main
 
 import (
@@ -43,6 +44,7 @@ func run() int {
 		Family:              core.Family(o.Family),
 		Resolver:            resolver,
 		Trace:               trace.add,
+		Record:              true, // for the "report" field
 	}
 	start := time.Now()
 	res, err := d.Connect(context.Background(), o.Host, o.Port)
@@ -51,19 +53,27 @@ func run() int {
 		return contract.ExitUsage
 	}
 	var out contract.Output
+	var rep core.Report
+	var repErr error
 	if err != nil {
 		elapsed := time.Since(start)
 		var ce *core.Error
+		repErr = core.ErrNoTrace
 		if errors.As(err, &ce) {
 			elapsed = ce.Elapsed
+			rep, repErr = ce.Report()
 		}
 		out = contract.Failure(o.Port, describe(err), elapsed)
 	} else {
 		// The fd is ours: close it, we only measure the race.
 		unix.Close(res.FD)
 		out = contract.Success(res.Addr, res.Elapsed)
+		rep, repErr = res.Report()
 	}
 	out.Events = trace.events()
+	if repErr == nil {
+		out.Report = contract.FromReport(rep)
+	}
 	return out.Print()
 }
 

@@ -52,6 +52,10 @@ check host-too-long 2 "$tool" "$(printf 'a%.0s' $(seq 1 300))" "$P"
 check success 0 "$tool" --json 127.0.0.1 "$P"
 json_is success '.ok == true and .address == "127.0.0.1" and .family == "ipv4" and .port == '"$P"' and (.elapsed_ms | type) == "number" and (.error == null)'
 json_is success-events '[.events[].kind] | index("attempt-won") != null'
+# the establishment report: its fields (the contract's Report, the same for
+# every client) and, for a literal, who won and why
+json_is success-report-fields '(.report | keys) == ["attempts","connected","elapsed_ms","family","lookups","phases","reason","resolution_delay_expired","timeout","winner"] and (.report.phases | keys) == ["connecting","resolution_delay","resolving"] and (.report.lookups[0] | keys) == ["addresses","eai","end_ms","errno","family","ms","start_ms","state"] and (.report.attempts[0] | keys) == ["address","bind_failed","end_ms","errno","family","ms","outcome","port","start_ms"]'
+json_is success-report '.report.connected == true and .report.winner == 0 and .report.family == "ipv4" and .report.reason == "given-addresses" and .report.phases.resolving == null and .report.phases.connecting.end_ms == .report.elapsed_ms and ([.report.lookups[].state] == ["not-asked","not-asked"]) and .report.attempts[0].outcome == "connected" and .report.attempts[0].address == "127.0.0.1"'
 
 # every flag at once (the contract's and the rest)
 check all-flags 0 "$tool" --json --resolv-timeout 1000 --connect-timeout 1000 --family 4 \
@@ -67,18 +71,26 @@ case "$out" in
 *"attempt-started   #0 [::1]"*"attempt-started   #1 127.0.0.1"*"attempt-won       #1"*) ;;
 *) fails=$((fails + 1)); echo "FAIL fallback-timeline: $out" ;;
 esac
+checks=$((checks + 1))
+case "$out" in
+*"report: ipv4 won (first-to-connect) in "*"; attempts #0 lost "*", #1 connected "*) ;;
+*) fails=$((fails + 1)); echo "FAIL fallback-timeline report line: $out" ;;
+esac
 check fallback-json 0 "$tool" --json --attempt-delay 30 --resolve fb.test:::1,127.0.0.1 fb.test "$P"
 json_is fallback-json '.family == "ipv4" and ([.events[] | select(.kind == "attempt-started")] | length) == 2 and .elapsed_ms >= 29'
+json_is fallback-report '.report.reason == "first-to-connect" and .report.winner == 1 and .report.family == "ipv4" and ([.report.attempts[].outcome] == ["lost","connected"]) and .report.attempts[1].start_ms >= 29 and .report.attempts[0].end_ms == .report.elapsed_ms'
 
 # failures: exit 1 with the error parts
 check connect-timeout 1 "$tool" --json --family 6 --connect-timeout 100 --resolve fb.test:::1,127.0.0.1 fb.test "$P"
 json_is connect-timeout '.ok == false and .error.errno == "ETIMEDOUT" and .error.timeout == "connect_timeout" and .error.eai == "" and (.error.message | length) > 0'
+json_is connect-timeout-report '.report.connected == false and .report.winner == -1 and .report.reason == "none" and .report.timeout == "connect_timeout" and .report.attempts[0].outcome == "timed-out" and .report.attempts[0].errno == "ETIMEDOUT" and .report.attempts[0].family == "ipv6"'
 check open-timeout 1 "$tool" --json --open-timeout 80 ::1 "$P"
 json_is open-timeout '.error.timeout == "open_timeout"'
 RP=$(( P == 65535 ? P - 1 : P + 1 ))
 while "$tool" 127.0.0.1 "$RP" >/dev/null 2>&1; do RP=$((RP + 1)); done
 check refused 1 "$tool" --json 127.0.0.1 "$RP"
 json_is refused '.ok == false and .error.errno == "ECONNREFUSED" and .error.timeout == "" and .port == '"$RP"
+json_is refused-report '.report.connected == false and .report.attempts[0].outcome == "failed" and .report.attempts[0].errno == "ECONNREFUSED"'
 check family-mismatch 1 "$tool" --json --family 6 127.0.0.1 "$P"
 json_is family-mismatch '.ok == false and .error.eai == "EAI_ADDRFAMILY"'
 

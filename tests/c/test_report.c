@@ -176,6 +176,7 @@ static void test_timed_out(void)
 	hev2_report_attempt_info a = {.size = sizeof a};
 	CHECK_RC(hev2_report_attempt(c, 0, &a), HEV2_OK);
 	CHECK_INT(a.outcome, HEV2_REPORT_ATTEMPT_TIMED_OUT);
+	CHECK_INT(a.error, ETIMEDOUT);
 	CHECK(a.end_ms == r.elapsed_ms && r.elapsed_ms >= 30);
 	CHECK_RC(hev2_release(c), HEV2_OK);
 	blackhole_stop(&bh);

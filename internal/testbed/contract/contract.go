@@ -115,6 +115,8 @@ type Output struct {
 	ElapsedMS float64 `json:"elapsed_ms"`
 	Error     *Error  `json:"error,omitempty"`
 	Events    []Event `json:"events,omitempty"`
+	// Report is the race's establishment report (report.go); optional.
+	Report *Report `json:"report,omitempty"`
 }
 
 // Success fills an Output for a won connection.
