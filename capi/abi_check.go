@@ -5,9 +5,11 @@ package main
 // Compile-time checks that core's trace kinds, timeout kinds and report
 // constants have the header's numbers (HEV2_EV_*, HEV2_TIMEOUT_*,
 // HEV2_REPORT_REASON_*, HEV2_REPORT_LOOKUP_*, HEV2_REPORT_ATTEMPT_*), so that capi can pass them
-// to C as they are. Each pair converts the difference of the two, both ways
-// round, to uint: a constant that is not equal makes one of them negative,
-// which does not compile. Constants only: no code, no data, no run time.
+// to C as they are, and that the header's limits HEV2_MAX_HOSTLEN and
+// HEV2_MAX_TIMEOUT_MS are core's input rules. Each pair converts the
+// difference of the two, both ways round, to uint: a constant that is not
+// equal makes one of them negative, which does not compile. Constants
+// only: no code, no data, no run time.
 
 /*
 #include "hev2.h"
@@ -91,4 +93,8 @@ const (
 	_ = uint(C.HEV2_REPORT_ATTEMPT_LOST - int(core.AttemptLost))
 	_ = uint(int(core.AttemptCanceled) - C.HEV2_REPORT_ATTEMPT_CANCELED)
 	_ = uint(C.HEV2_REPORT_ATTEMPT_CANCELED - int(core.AttemptCanceled))
+	_ = uint(core.MaxHostLen - C.HEV2_MAX_HOSTLEN)
+	_ = uint(C.HEV2_MAX_HOSTLEN - core.MaxHostLen)
+	_ = uint(int(core.MaxDuration/1000000) - C.HEV2_MAX_TIMEOUT_MS)
+	_ = uint(C.HEV2_MAX_TIMEOUT_MS - int(core.MaxDuration/1000000))
 )

@@ -8,7 +8,6 @@ import "C"
 import (
 	"context"
 	"runtime"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,7 +32,7 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	}
 	p, err := core.ParsePort(cString(port, 64))
 	if err != nil {
-		return refuse(statusPort, "%s", strings.TrimPrefix(err.Error(), core.ErrInvalidOptions.Error()+": "))
+		return refuseErr(err)
 	}
 	co, err := convertOptions(o)
 	if err != nil {
@@ -50,17 +49,24 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	if co.recordEvents {
 		co.dialer.Trace = c.record
 	}
+	// Start and ConnectAsync check the host, the port and the Dialer
+	// (core's rules, the only ones): a refusal there is this call's
+	// error, and no handle exists.
 	var startErr error
 	if co.waiterDriven {
 		// The first connect (or the lookups) starts here, on the
 		// caller's thread; the machine steps inside hev2_wait.
 		r, err := co.dialer.Start(c.host, c.port, c.raceDone)
-		if err != nil {
+		switch {
+		case isInputError(err):
+			running.Add(-1)
+			return refuseErr(err)
+		case err != nil:
 			// An outcome decided before any I/O (a static entry with no
 			// address of the wanted family), as Connect would report it.
 			startErr = err
 			c.cancel = func() {}
-		} else {
+		default:
 			c.race = r
 			c.cancel = func() { r.Cancel(context.Canceled) }
 		}
@@ -68,10 +74,14 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 		// No goroutine per handle: the race is stepped by the shared
 		// poller, its timers and its lookups' answers (core.Pending).
 		p, err := co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
-		if err != nil {
+		switch {
+		case isInputError(err):
+			running.Add(-1)
+			return refuseErr(err)
+		case err != nil:
 			startErr = err
 			c.cancel = func() {}
-		} else {
+		default:
 			c.cancel = func() { p.Cancel(context.Canceled) }
 		}
 	}
@@ -97,26 +107,18 @@ func unknownHandle(id C.hev2_conn) C.int {
 	return refuse(statusHandle, "handle %d unknown (never issued, or released)", uint64(id))
 }
 
-// convertHost applies the header's host rules: not NULL, not empty, no NUL
-// byte, at most 253 characters (brackets around an IPv6 literal excluded).
+// convertHost copies the caller's host; its rules are core's, applied
+// when the race is configured. A length beyond any host core accepts is
+// cut to the bound hev2_connect's strnlen uses, so that an absurd length is
+// never read whole and is still refused as too long.
 func convertHost(host *C.char, n C.size_t) (string, error) {
 	if host == nil {
 		return "", fail(statusHost, "host is NULL")
 	}
-	if n > C.HEV2_MAX_HOSTLEN+2 {
-		return "", fail(statusHost, "host longer than %d characters", C.HEV2_MAX_HOSTLEN)
+	if n > C.HEV2_MAX_HOSTLEN+8 {
+		n = C.HEV2_MAX_HOSTLEN + 8
 	}
-	s := C.GoStringN(host, C.int(n))
-	if strings.IndexByte(s, 0) >= 0 {
-		return "", fail(statusHost, "host contains a NUL byte")
-	}
-	if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
-		s = s[1 : len(s)-1]
-	}
-	if s == "" || len(s) > C.HEV2_MAX_HOSTLEN {
-		return "", fail(statusHost, "host must have 1 to %d characters", C.HEV2_MAX_HOSTLEN)
-	}
-	return s, nil
+	return C.GoStringN(host, C.int(n)), nil
 }
 
 func (c *conn) record(ev core.TraceEvent) {

@@ -29,30 +29,29 @@ type connOptions struct {
 }
 
 // convertOptions reads a full-size hev2_options (the shim has already
-// checked and copied the caller's size-versioned struct). Each field is
-// checked on its own so that a garbage struct is refused, not half-used.
+// checked and copied the caller's size-versioned struct) into a Dialer.
+// It only converts C's representation: a flag must be 0 or 1, an enum one
+// of its constants, a string parse, a port fit 16 bits. Whether the values
+// make sense (ranges, timeouts that exclude each other) is core's to say,
+// once, when the race is configured (Dialer.Validate); each field is
+// converted on its own so that a garbage struct is refused, not half-used.
 func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	co := &connOptions{}
 	d := &co.dialer
 	var err error
-	ms := func(name string, v C.int) time.Duration {
-		if err == nil && (v < 0 || int64(v) > C.HEV2_MAX_TIMEOUT_MS) {
-			err = fail(statusOptions, "%s %d ms out of range [0, %d]", name, int(v), C.HEV2_MAX_TIMEOUT_MS)
-		}
-		return time.Duration(v) * time.Millisecond
-	}
 	flag := func(name string, v C.int) bool {
 		if err == nil && v != 0 && v != 1 {
 			err = fail(statusOptions, "%s must be 0 or 1, not %d", name, int(v))
 		}
 		return v == 1
 	}
-	d.ResolutionDelay = ms("resolution_delay_ms", o.resolution_delay_ms)
-	d.ConnectionAttemptDelay = ms("connection_attempt_delay_ms", o.connection_attempt_delay_ms)
-	d.ResolvTimeout = ms("resolv_timeout_ms", o.resolv_timeout_ms)
-	d.ConnectTimeout = ms("connect_timeout_ms", o.connect_timeout_ms)
-	d.OpenTimeout = ms("open_timeout_ms", o.open_timeout_ms)
-	d.KeepAlive = ms("keepalive_ms", o.keepalive_ms)
+	d.ResolutionDelay = millis(o.resolution_delay_ms)
+	d.ConnectionAttemptDelay = millis(o.connection_attempt_delay_ms)
+	d.ResolvTimeout = millis(o.resolv_timeout_ms)
+	d.ConnectTimeout = millis(o.connect_timeout_ms)
+	d.OpenTimeout = millis(o.open_timeout_ms)
+	d.KeepAlive = millis(o.keepalive_ms)
+	d.FirstAddressFamilyCount = int(o.first_address_family_count)
 	d.DisableFastFallback = !flag("fast_fallback", o.fast_fallback)
 	d.NoDelay = flag("nodelay", o.nodelay)
 	d.BlockingFD = flag("blocking", o.blocking)
@@ -60,10 +59,6 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := o.first_address_family_count; n < 0 || n > 64 {
-		return nil, fail(statusOptions, "first_address_family_count %d out of range [0, 64]", int(n))
-	}
-	d.FirstAddressFamilyCount = int(o.first_address_family_count)
 	switch o.family {
 	case C.AF_UNSPEC:
 		d.Family = core.FamilyUnspec
@@ -82,8 +77,8 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 		}
 		d.LocalAddr = a
 	}
-	if p := o.local_port; p < 0 || p > 65535 {
-		return nil, fail(statusOptions, "local_port %d out of range [0, 65535]", int(p))
+	if p := o.local_port; C.int(uint16(p)) != p {
+		return nil, fail(statusOptions, "local_port %d is not a port number (0-65535)", int(p))
 	}
 	d.LocalPort = uint16(o.local_port)
 	if o.static_hosts != nil {
@@ -122,11 +117,11 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	}
 	co.doneFn = uintptr(C.hev2c_done_fn_of(o))
 	co.doneData = uintptr(C.hev2c_done_data_of(o))
-	if verr := d.Validate(); verr != nil {
-		return nil, fail(statusOptions, "%s", verr.Error())
-	}
 	return co, nil
 }
+
+// millis is a duration field in ms as a Duration (any C int fits).
+func millis(v C.int) time.Duration { return time.Duration(v) * time.Millisecond }
 
 // cString copies a NUL-terminated C string of at most max bytes (a longer
 // one is cut, and then refused by the parser as malformed).

@@ -10,8 +10,10 @@ import (
 )
 
 // FuzzConvertOptions: any hev2_options a caller can fill (every int field
-// any value, each string NULL or anything) is either refused with a clear
-// error or becomes a Dialer that core accepts as it is; never a panic.
+// any value, each string NULL or anything) is either refused by the
+// conversion with a clear error, or becomes a Dialer that core's rules
+// (Validate) accept or refuse with an *InputError of kind option; never a
+// panic, and nothing core refuses gets past both.
 func FuzzConvertOptions(f *testing.F) {
 	f.Add(int32(0), int32(0), int32(0), int32(0), int32(0), int32(0), int32(1), int32(0), int32(0), int32(0), int32(0), int32(0), int32(0), int32(0), int32(0), int32(0), "", "", "", uint8(0))
 	f.Add(int32(50), int32(250), int32(1), int32(100), int32(0), int32(0), int32(0), int32(10), int32(443), int32(2), int32(1), int32(5000), int32(1), int32(1), int32(1), int32(0), "::1", "127.0.0.1:53,[::1]:5353", "a.test:127.0.0.1,::1;b.test:[::1]", uint8(7))
@@ -36,7 +38,11 @@ func FuzzConvertOptions(f *testing.F) {
 			return
 		}
 		if verr := co.dialer.Validate(); verr != nil {
-			t.Fatalf("accepted options that core refuses: %v", verr)
+			var ie *core.InputError
+			if !errors.As(verr, &ie) || ie.Kind != core.InputOption || ie.Field == "" || ie.Reason == "" || codeOf(verr) != statusOptions {
+				t.Fatalf("core's refusal is not a clear option error: %#v", verr)
+			}
+			return
 		}
 		for _, dur := range []time.Duration{co.dialer.ResolvTimeout, co.dialer.ConnectTimeout, co.dialer.OpenTimeout, co.dialer.KeepAlive} {
 			if dur < 0 || dur > 24*time.Hour {

@@ -242,7 +242,7 @@ func (c *conn) errmsg() string {
 	case c.res != nil:
 		msg = fmt.Sprintf("connected to %s in %.3f ms", c.res.Addr, ms(c.elapsed))
 	case c.out.status == statusCancelled:
-		msg = fmt.Sprintf("connect %s: canceled", net.JoinHostPort(c.host, strconv.Itoa(int(c.port))))
+		msg = fmt.Sprintf("connect %s: canceled", shownHostPort(c.host, c.port))
 		if c.err != nil {
 			msg += " (" + c.err.Error() + ")"
 		}
@@ -250,6 +250,15 @@ func (c *conn) errmsg() string {
 		msg = c.err.Error()
 	}
 	return msg
+}
+
+// shownHostPort is host:port for a message, the host as the caller gave it
+// (an IPv6 literal in brackets or not).
+func shownHostPort(host string, port uint16) string {
+	if strings.HasPrefix(host, "[") {
+		return host + ":" + strconv.Itoa(int(port))
+	}
+	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
 // errnoOf extracts the errno of an attempt or event error (ETIMEDOUT for

@@ -82,16 +82,30 @@ func causeErrno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
-// codeOf maps a synchronous error to its status.
+// codeOf maps a synchronous error to its status: core's input kinds to
+// HEV2_EHOST, HEV2_EPORT and HEV2_EOPTIONS.
 func codeOf(err error) int {
 	var se *statusError
 	if errors.As(err, &se) {
 		return se.code
 	}
-	if errors.Is(err, core.ErrInvalidOptions) {
+	var ie *core.InputError
+	if errors.As(err, &ie) {
+		switch ie.Kind {
+		case core.InputHost:
+			return statusHost
+		case core.InputPort:
+			return statusPort
+		}
 		return statusOptions
 	}
 	return statusInternal
+}
+
+// isInputError reports whether err is core refusing a connection's input.
+func isInputError(err error) bool {
+	var ie *core.InputError
+	return err != nil && errors.As(err, &ie)
 }
 
 // guard turns a panic into HEV2_EINTERNAL: a Go panic must never unwind
@@ -124,11 +138,9 @@ func outcomeOf(err error, canceled bool) outcome {
 	var o outcome
 	var ce *core.Error
 	if !errors.As(err, &ce) {
-		// Not a race's failure: a refused option, or a bug caught.
+		// Not a race's failure: a bug caught (input errors are refused
+		// by hev2_connect, never an outcome).
 		o.status = statusInternal
-		if errors.Is(err, core.ErrInvalidOptions) {
-			o.status = statusOptions
-		}
 		if canceled {
 			o.status, o.errno = statusCancelled, int(syscall.ECANCELED)
 		}

@@ -12,14 +12,11 @@ import (
 	"github.com/hev2/hev2/core/internal/resolve"
 )
 
-// MaxHostLen is the longest host name accepted (RFC 1035's 253 characters
-// of presentation format).
-const MaxHostLen = 253
-
 // Connect races a TCP connection to host:port and returns the winning
 // socket's fd with the full account of the race. host is a name or an IP
 // literal (brackets and an IPv6 zone allowed). On failure the error is an
-// *Error (or wraps ErrInvalidOptions) and every socket has been closed.
+// *Error, or an *InputError before anything started, and every socket has
+// been closed.
 func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result, error) {
 	cfg, err := d.raceConfig(host, port)
 	if err != nil {
@@ -39,13 +36,13 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 	if err := d.Validate(); err != nil {
 		return race.MachineConfig{}, err
 	}
-	if err := checkHost(host); err != nil {
+	host, err := checkHost(host)
+	if err != nil {
 		return race.MachineConfig{}, err
 	}
 	if port == 0 {
-		return race.MachineConfig{}, invalid("port 0 cannot be connected to")
+		return race.MachineConfig{}, invalidPort("0 cannot be connected to")
 	}
-	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
 	cfg := race.MachineConfig{
 		Host:                    host,
 		Port:                    port,
@@ -122,40 +119,24 @@ func filterFamily(addrs []netip.Addr, f Family) []netip.Addr {
 	return out
 }
 
-// checkHost rejects what no resolver could ever answer, so that the error
-// is clear and immediate.
-func checkHost(host string) error {
-	switch {
-	case host == "":
-		return invalid("empty host")
-	case len(host) > MaxHostLen && strings.IndexByte(host, ':') < 0:
-		return invalid("host name of %d characters (at most %d)", len(host), MaxHostLen)
-	case len(host) > MaxHostLen+64:
-		return invalid("host of %d characters", len(host))
-	case strings.IndexByte(host, 0) >= 0:
-		return invalid("host contains a NUL byte")
-	}
-	return nil
-}
-
 // ParsePort accepts a port number (1-65535) or a TCP service name from the
-// services database.
+// services database; anything else is an *InputError of kind InputPort.
 func ParsePort(service string) (uint16, error) {
 	if service == "" {
-		return 0, invalid("empty port")
+		return 0, invalidPort("empty")
 	}
 	if n, err := strconv.ParseUint(service, 10, 16); err == nil {
 		if n == 0 {
-			return 0, invalid("port 0 cannot be connected to")
+			return 0, invalidPort("0 cannot be connected to")
 		}
 		return uint16(n), nil
 	}
 	if strings.IndexByte(service, 0) >= 0 || len(service) > 64 {
-		return 0, invalid("malformed port %q", service)
+		return 0, invalidPort("malformed %q", service)
 	}
 	n, err := net.LookupPort("tcp", service)
 	if err != nil || n <= 0 || n > 65535 {
-		return 0, invalid("unknown port %q", service)
+		return 0, invalidPort("%q is neither a port number (1-65535) nor a known TCP service", service)
 	}
 	return uint16(n), nil
 }
@@ -192,7 +173,7 @@ func (d *Dialer) dialConn(ctx context.Context, network, address string, account 
 			f = IPv6
 		}
 		if dd.Family != FamilyUnspec && dd.Family != f {
-			return nil, nil, &net.OpError{Op: "dial", Net: network, Err: invalid("network %s conflicts with family %v", network, dd.Family)}
+			return nil, nil, &net.OpError{Op: "dial", Net: network, Err: invalidOption("family", "%v conflicts with network %s", dd.Family, network)}
 		}
 		dd.Family = f
 	default:

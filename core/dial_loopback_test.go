@@ -156,24 +156,48 @@ func TestInvalidInput(t *testing.T) {
 		long[i] = 'a'
 	}
 	cases := map[string]struct {
-		d    Dialer
-		host string
-		port uint16
+		d     Dialer
+		host  string
+		port  uint16
+		kind  InputKind
+		field string
 	}{
-		"empty host":       {Dialer{}, "", 80},
-		"NUL in host":      {Dialer{}, "a\x00b", 80},
-		"300-char host":    {Dialer{}, string(long), 80},
-		"port 0":           {Dialer{}, "127.0.0.1", 0},
-		"negative timeout": {Dialer{ConnectTimeout: -1}, "127.0.0.1", 80},
-		"absurd timeout":   {Dialer{ResolvTimeout: 1000 * time.Hour}, "127.0.0.1", 80},
-		"open+connect":     {Dialer{OpenTimeout: time.Second, ConnectTimeout: time.Second}, "127.0.0.1", 80},
-		"unknown family":   {Dialer{Family: 5}, "127.0.0.1", 80},
-		"local family":     {Dialer{Family: IPv6, LocalAddr: netip.MustParseAddr("127.0.0.1")}, "::1", 80},
-		"negative FAFC":    {Dialer{FirstAddressFamilyCount: -1}, "127.0.0.1", 80},
+		"empty host":         {Dialer{}, "", 80, InputHost, "host"},
+		"empty brackets":     {Dialer{}, "[]", 80, InputHost, "host"},
+		"NUL in host":        {Dialer{}, "a\x00b", 80, InputHost, "host"},
+		"300-char host":      {Dialer{}, string(long), 80, InputHost, "host"},
+		"254-char in []":     {Dialer{}, "[" + string(long[:254]) + "]", 80, InputHost, "host"},
+		"port 0":             {Dialer{}, "127.0.0.1", 0, InputPort, "port"},
+		"negative timeout":   {Dialer{ConnectTimeout: -1}, "127.0.0.1", 80, InputOption, "connect_timeout"},
+		"absurd timeout":     {Dialer{ResolvTimeout: 1000 * time.Hour}, "127.0.0.1", 80, InputOption, "resolv_timeout"},
+		"negative delay":     {Dialer{ResolutionDelay: -time.Millisecond}, "127.0.0.1", 80, InputOption, "resolution_delay"},
+		"absurd stagger":     {Dialer{ConnectionAttemptDelay: MaxDuration + 1}, "127.0.0.1", 80, InputOption, "connection_attempt_delay"},
+		"negative keepalive": {Dialer{KeepAlive: -time.Second}, "127.0.0.1", 80, InputOption, "keepalive"},
+		"open+connect":       {Dialer{OpenTimeout: time.Second, ConnectTimeout: time.Second}, "127.0.0.1", 80, InputOption, "open_timeout"},
+		"open+resolv":        {Dialer{OpenTimeout: time.Second, ResolvTimeout: time.Second}, "127.0.0.1", 80, InputOption, "open_timeout"},
+		"unknown family":     {Dialer{Family: 5}, "127.0.0.1", 80, InputOption, "family"},
+		"local family":       {Dialer{Family: IPv6, LocalAddr: netip.MustParseAddr("127.0.0.1")}, "::1", 80, InputOption, "local_host"},
+		"negative FAFC":      {Dialer{FirstAddressFamilyCount: -1}, "127.0.0.1", 80, InputOption, "first_address_family_count"},
+		"FAFC 65":            {Dialer{FirstAddressFamilyCount: MaxFirstAddressFamilyCount + 1}, "127.0.0.1", 80, InputOption, "first_address_family_count"},
 	}
 	for name, c := range cases {
-		if _, err := c.d.Connect(context.Background(), c.host, c.port); !errors.Is(err, ErrInvalidOptions) {
-			t.Errorf("%s: err %v, want ErrInvalidOptions", name, err)
+		// Every entry point applies the same rules, before anything starts.
+		_, err := c.d.Connect(context.Background(), c.host, c.port)
+		_, aerr := c.d.ConnectAsync(c.host, c.port, func(*Result, error) { t.Errorf("%s: ConnectAsync started", name) })
+		_, serr := c.d.Start(c.host, c.port, nil)
+		for _, e := range []error{err, aerr, serr} {
+			var ie *InputError
+			if !errors.As(e, &ie) || ie.Kind != c.kind || ie.Field != c.field || ie.Reason == "" || !errors.Is(e, ErrInvalidOptions) {
+				t.Errorf("%s: err %#v, want an InputError of kind %v, field %s", name, e, c.kind, c.field)
+			}
+		}
+	}
+	if err := (&Dialer{}).Validate(); err != nil {
+		t.Errorf("zero Dialer: %v", err)
+	}
+	for _, h := range []string{string(long[:MaxHostLen]), "[" + string(long[:MaxHostLen]) + "]"} {
+		if got, err := checkHost(h); err != nil || got != string(long[:MaxHostLen]) {
+			t.Errorf("a host of %d characters: %q, %v", MaxHostLen, got, err)
 		}
 	}
 	_, err := (&Dialer{Family: IPv4}).Connect(context.Background(), "::1", 80)
@@ -185,11 +209,11 @@ func TestInvalidInput(t *testing.T) {
 	if !errors.As(err, &re) || re.Code != EAI_NODATA {
 		t.Errorf("static entry without addresses: %v, want EAI_NODATA", err)
 	}
-	if _, err := ParsePort("70000"); err == nil {
-		t.Error("port 70000 accepted")
-	}
-	if _, err := ParsePort("no-such-service-hev2"); err == nil {
-		t.Error("unknown service accepted")
+	for _, p := range []string{"70000", "no-such-service-hev2", "", "0"} {
+		var ie *InputError
+		if _, err := ParsePort(p); !errors.As(err, &ie) || ie.Kind != InputPort {
+			t.Errorf("ParsePort(%q): %v, want an InputError of kind port", p, err)
+		}
 	}
 }
 
@@ -239,5 +263,24 @@ func TestLoopbackManySequentialConnectsNeverStall(t *testing.T) {
 			t.Fatalf("connect %d: %v", i, err)
 		}
 		unix.Close(res.FD)
+	}
+}
+
+// The rules run on every connect: on valid input they allocate nothing.
+func TestInputRulesAllocateNothing(t *testing.T) {
+	d := Dialer{ConnectTimeout: time.Second, FirstAddressFamilyCount: 2, LocalAddr: netip.MustParseAddr("::1"), Family: IPv6}
+	allocs := testing.AllocsPerRun(100, func() {
+		if d.Validate() != nil {
+			t.Fatal("refused")
+		}
+		if _, err := checkHost("[2001:db8::1]"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ParsePort("443"); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per run, want 0", allocs)
 	}
 }

@@ -1,8 +1,6 @@
 package core
 
 import (
-	"errors"
-	"fmt"
 	"net/netip"
 	"time"
 )
@@ -75,52 +73,6 @@ type Dialer struct {
 
 // DefaultResolver is used when Dialer.Resolver is nil.
 var DefaultResolver Resolver = DefaultSystemResolver
-
-// ErrInvalidOptions is wrapped by every option validation error.
-var ErrInvalidOptions = errors.New("invalid options")
-
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidOptions, fmt.Sprintf(format, args...))
-}
-
-// maxDuration bounds every duration option: beyond a day a value is a
-// mistake (an unconverted unit), not a wish.
-const maxDuration = 24 * time.Hour
-
-// Validate reports the first option that cannot be honoured.
-func (d *Dialer) Validate() error {
-	durations := []struct {
-		name string
-		v    time.Duration
-	}{
-		{"resolution delay", d.ResolutionDelay},
-		{"connection attempt delay", d.ConnectionAttemptDelay},
-		{"resolv_timeout", d.ResolvTimeout},
-		{"connect_timeout", d.ConnectTimeout},
-		{"open_timeout", d.OpenTimeout},
-		{"keep-alive", d.KeepAlive},
-	}
-	for _, x := range durations {
-		if x.v < 0 || x.v > maxDuration {
-			return invalid("%s %v out of range [0, %v]", x.name, x.v, maxDuration)
-		}
-	}
-	if d.OpenTimeout > 0 && (d.ResolvTimeout > 0 || d.ConnectTimeout > 0) {
-		return invalid("open_timeout cannot be combined with resolv_timeout or connect_timeout")
-	}
-	if d.FirstAddressFamilyCount < 0 || d.FirstAddressFamilyCount > 64 {
-		return invalid("first address family count %d out of range [0, 64]", d.FirstAddressFamilyCount)
-	}
-	switch d.Family {
-	case FamilyUnspec, IPv4, IPv6:
-	default:
-		return invalid("unknown family %d", d.Family)
-	}
-	if d.LocalAddr.IsValid() && d.Family != FamilyUnspec && FamilyOf(d.LocalAddr) != d.Family {
-		return invalid("local address %v is not %v", d.LocalAddr, d.Family)
-	}
-	return nil
-}
 
 func (d *Dialer) resolutionDelay() time.Duration {
 	if d.ResolutionDelay == 0 {
