@@ -79,16 +79,27 @@ class Winner:
         )
 
 
+# The range of the ABI's int fields.
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+
+
 def milliseconds(value: float | None, *, zero_to_1ms: bool = False) -> int:
-    """Seconds to the ABI's milliseconds (None: 0). A positive value never
-    becomes 0, which the ABI reads as "none" (timeouts) or "the default"
-    (delays); zero_to_1ms makes an explicit 0 the smallest delay instead."""
+    """Seconds to the ABI's milliseconds (None: 0), for a C int. A positive
+    value never becomes 0, which the ABI reads as "none" (timeouts) or "the
+    default" (delays), nor does a negative one (the library refuses it);
+    zero_to_1ms makes an explicit 0 the smallest delay instead. Saturated:
+    what is too large for an int stays too large (INT_MAX), for the library
+    to refuse as such, instead of wrapping around."""
     if value is None:
         return 0
+    if math.isinf(value):
+        return INT_MAX if value > 0 else INT_MIN
     ms = math.ceil(value * 1000)
-    if value > 0 or zero_to_1ms:
+    if value > 0 or (value == 0 and zero_to_1ms):
         ms = max(ms, 1)
-    return ms
+    elif value < 0:
+        ms = min(ms, -1)
+    return max(INT_MIN, min(ms, INT_MAX))
 
 
 def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:
@@ -96,7 +107,7 @@ def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes |
         return None
     entries = []
     for name, addrs in hosts:
-        shown = ",".join(f"[{a}]" if ":" in a else a for a in addrs)
+        shown = ",".join(f"[{a}]" if ":" in a and not a.startswith("[") else a for a in addrs)
         entries.append(f"{name}:{shown}")
     return ";".join(entries).encode("ascii")
 
@@ -156,6 +167,10 @@ def options_for(req: ConnectRequest, waiter: bool = False) -> _abi.Options | Non
         o.resolv_timeout_ms = milliseconds(req.resolv_timeout)
     if req.connect_timeout is not None:
         o.connect_timeout_ms = milliseconds(req.connect_timeout)
+        if req.connect_timeout_from_socket:
+            # socket's timeout has no upper bound; the library's longest
+            # timeout is a day, and a longer one bounds nothing in practice.
+            o.connect_timeout_ms = min(o.connect_timeout_ms, _abi.MAX_TIMEOUT_MS)
     if req.open_timeout is not None:
         o.open_timeout_ms = milliseconds(req.open_timeout)
     if not req.fast_fallback:
@@ -210,7 +225,14 @@ def check(status: int, context: str = "") -> int:
         raise OSError(code, f"hev2: {text}" if detail else f"hev2: {text}: {os.strerror(code)}")
     if status == _abi.ECAPACITY:
         raise CapacityError(errno_mod.EAGAIN, f"hev2: {text}")
-    if status in (_abi.EINVAL, _abi.EHOST, _abi.EPORT, _abi.EOPTIONS):
+    if status == _abi.EHOST:
+        # A host no resolver could answer (empty, longer than 253
+        # characters): what socket.create_connection raises for it, the
+        # getaddrinfo error, with the library's reason as a note.
+        gai = socket.gaierror(socket.EAI_NONAME, eai_text(socket.EAI_NONAME))
+        gai.add_note(f"hev2: {text}")
+        raise gai
+    if status in (_abi.EINVAL, _abi.EPORT, _abi.EOPTIONS):
         raise ValueError(f"hev2: {text}")
     if status == _abi.ENOTSUP:
         raise NotImplementedError(f"hev2: {text}")

@@ -1,15 +1,18 @@
-"""Checking and normalising the arguments of a connection.
+"""Converting the arguments of a connection to the library's types.
 
-The arguments' Python types are checked and converted here, before the
-library is called, so that a wrong type raises the TypeError a Python user
-expects (with the argument's name), and a value Python must turn into the
-library's form (a host to IDNA, a port or service name to a number, seconds,
-address literals) raises ValueError naming it. The library checks the values
-again (core's rules are the reference): a value it refuses comes back as a
-status (HEV2_EINVAL, EHOST, EPORT, EOPTIONS) that ``_handle`` raises as
-ValueError. The result is a plain ``ConnectRequest`` that
-``_handle.options_for`` turns into the C options struct (or into none at
-all: NULL when every option is the default).
+Only Python's own checks live here: a wrong type raises the TypeError a
+Python user expects (with the argument's name), and what Python itself must
+convert raises what Python raises for it (a host to IDNA, a str to a C
+string without NUL, a port to 16 bits (OverflowError, as socket's
+connect/bind), a service name through socket.getservbyname, seconds that
+are NaN). Whether a value makes sense (ranges, empty or overlong hosts,
+timeouts that exclude each other, a source address of the wrong family) is
+the library's rule, stated once in its core: a value it refuses comes back
+as HEV2_EHOST, EPORT or EOPTIONS, which ``_handle.check`` raises as the
+exception socket.create_connection would (gaierror for a host no resolver
+could answer, ValueError for the rest). The result is a plain
+``ConnectRequest`` that ``_handle.options_for`` turns into the C options
+struct (or into none at all: NULL when every option is the default).
 
 Runs on every connection and is imported by ``import hev2``: nothing heavy
 at import time (ipaddress is imported by the checks that need it), and a
@@ -29,16 +32,13 @@ if TYPE_CHECKING:
 # socket.create_connection's sentinel: "use socket.getdefaulttimeout()".
 DEFAULT_TIMEOUT: Any = socket._GLOBAL_DEFAULT_TIMEOUT  # type: ignore[attr-defined]
 
-# Beyond a day a duration is a unit mistake, not a wish (the core agrees).
-MAX_SECONDS = 24 * 60 * 60.0
-
 RESOLVERS = ("system", "builtin")
 
 # The keyword arguments accepted through **more, with what they mean.
 MORE_OPTIONS = {
     "resolution_delay": "seconds to wait for AAAA once A answered first (RFC 8305 default 0.05)",
     "connection_attempt_delay": "seconds between staggered attempts (default 0.25, clamped to [0.01, 2])",
-    "first_address_family_count": "addresses of the preferred family tried before interleaving (default 1)",
+    "first_address_family_count": "addresses of the preferred family tried before interleaving (0..64; 0: the default, 1)",
     "family": "socket.AF_INET or socket.AF_INET6 to restrict the destinations (default: both)",
     "resolver": "'system' (getaddrinfo, one thread per family) or 'builtin' (cancellable DNS client)",
     "nameservers": "name servers for the builtin resolver: 'IP' or 'IP:port' / '[IPv6]:port' strings",
@@ -72,6 +72,7 @@ class ConnectRequest:
         "nodelay",
         "keepalive",
         "socket_timeout",
+        "connect_timeout_from_socket",
     )
 
     def __init__(
@@ -96,6 +97,9 @@ class ConnectRequest:
         keepalive: float | None = None,
         # The timeout the returned socket gets (socket.settimeout's argument).
         socket_timeout: float | None = None,
+        # connect_timeout is socket_timeout (no bound of the library's own):
+        # one longer than the library's longest is no bound in practice.
+        connect_timeout_from_socket: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -115,6 +119,7 @@ class ConnectRequest:
         self.nodelay = nodelay
         self.keepalive = keepalive
         self.socket_timeout = socket_timeout
+        self.connect_timeout_from_socket = connect_timeout_from_socket
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
@@ -154,15 +159,16 @@ class ConnectRequest:
         )
 
 
-def seconds(name: str, value: Any, *, allow_none: bool = True) -> float | None:
-    """A duration argument in seconds: a finite real number in [0, 1 day]."""
-    if value is None and allow_none:
+def seconds(name: str, value: Any) -> float | None:
+    """A duration argument in seconds (its range is the library's rule)."""
+    if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{name} must be a number of seconds or None, not {type(value).__name__}")
     value = float(value)
-    if math.isnan(value) or value < 0 or value > MAX_SECONDS:
-        raise ValueError(f"{name} must be between 0 and {MAX_SECONDS:g} seconds, got {value!r}")
+    if math.isnan(value):
+        # What Python raises for a NaN time (socket.settimeout, time.sleep).
+        raise ValueError(f"{name}: Invalid value NaN (not a number)")
     return value
 
 
@@ -173,7 +179,8 @@ def flag(name: str, value: Any) -> bool:
 
 
 def host_of(value: Any) -> str:
-    """The destination host: a name or an IP literal (brackets tolerated)."""
+    """The destination host as the library takes it: ASCII (a non-ASCII
+    name in IDNA, as socket.getaddrinfo encodes it), no NUL (a C string)."""
     if isinstance(value, bytes):
         try:
             value = value.decode("ascii")
@@ -181,27 +188,22 @@ def host_of(value: Any) -> str:
             raise ValueError(f"host {value!r} is not ASCII") from None
     if not isinstance(value, str):
         raise TypeError(f"host must be a str, not {type(value).__name__}")
-    if value.startswith("[") and value.endswith("]"):
-        value = value[1:-1]
-    if not value:
-        raise ValueError("host must not be empty")
     if "\0" in value:
-        raise ValueError("host must not contain NUL characters")
+        raise ValueError("host: embedded null character")
     if not value.isascii():
         # What socket.getaddrinfo does with a non-ASCII name.
         try:
             value = value.encode("idna").decode("ascii")
         except UnicodeError as e:
             raise ValueError(f"host {value!r} cannot be encoded with IDNA: {e}") from None
-    if len(value) > 253 and not is_ip_literal(value):
-        raise ValueError(f"host name is longer than 253 characters ({len(value)})")
     return value
 
 
-def port_of(value: Any) -> int:
-    """The destination port: an int, a numeric string or a service name."""
+def port_of(value: Any, name: str = "port") -> int:
+    """A port: an int, a numeric string or a service name, as 16 bits (0 is
+    the library's to refuse as a destination)."""
     if isinstance(value, bool):
-        raise TypeError("port must be an int or a str, not bool")
+        raise TypeError(f"{name} must be an int or a str, not bool")
     if isinstance(value, bytes):
         value = value.decode("ascii", "replace")
     if isinstance(value, str):
@@ -214,85 +216,60 @@ def port_of(value: Any) -> int:
             except OSError:
                 raise socket.gaierror(socket.EAI_SERVICE, f"Servname not supported for ai_socktype: {value!r}") from None
     if not isinstance(value, int):
-        raise TypeError(f"port must be an int or a str, not {type(value).__name__}")
-    if not 0 <= value <= 65535:
-        raise OverflowError(f"port must be 0-65535, got {value}")
+        raise TypeError(f"{name} must be an int or a str, not {type(value).__name__}")
+    if value != value & 0xFFFF:
+        # Python's own error for a port that does not fit (socket's connect/bind).
+        raise OverflowError(f"{name} must be 0-65535, got {value}")
     return value
 
 
-def is_ip_literal(text: str) -> bool:
-    import ipaddress
+def c_int(name: str, value: Any) -> int:
+    """An int for a C int field, saturated: a value out of any range stays
+    out of range (the library refuses it) rather than wrapping around into
+    one."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return max(-(2**31), min(value, 2**31 - 1))
 
-    try:
-        ipaddress.ip_address(text.split("%", 1)[0])
-    except ValueError:
-        return False
-    return True
 
-
-def ip_literal(name: str, value: Any) -> str:
+def list_item(name: str, value: Any, separators: str) -> str:
+    """A str that goes into one of the library's lists ("a,b", "N:A;..."):
+    it must not hold their separators, which would change the list."""
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be an IP address string, not {type(value).__name__}")
-    import ipaddress
-
-    try:
-        return str(ipaddress.ip_address(value))
-    except ValueError:
-        raise ValueError(f"{name} {value!r} is not an IP address") from None
-
-
-def nameserver(value: Any) -> str:
-    """'IP', 'IP:port' or '[IPv6]:port', returned as the library wants it."""
-    if not isinstance(value, str):
-        raise TypeError(f"nameservers entries must be str, not {type(value).__name__}")
-    host, port = value, None
-    if value.startswith("["):
-        close = value.find("]")
-        if close < 0:
-            raise ValueError(f"name server {value!r}: missing ']'")
-        host, rest = value[1:close], value[close + 1 :]
-        if rest:
-            if not rest.startswith(":"):
-                raise ValueError(f"name server {value!r}: expected ':port' after ']'")
-            port = rest[1:]
-    elif value.count(":") == 1:
-        host, port = value.split(":")
-    addr = ip_literal("name server", host)
-    if port is None:
-        return addr
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise ValueError(f"name server {value!r}: port must be 1-65535")
-    return f"[{addr}]:{int(port)}" if ":" in addr else f"{addr}:{int(port)}"
+        raise TypeError(f"{name} must be str, not {type(value).__name__}")
+    if any(c in value for c in separators + "\0"):
+        raise ValueError(f"{name} {value!r} holds a character of the library's list format ({separators.strip()!r})")
+    return value
 
 
 def family_of(value: Any) -> int:
-    if value in (None, 0, socket.AF_UNSPEC):
+    """socket.AF_INET, AF_INET6 or AF_UNSPEC (None); the library refuses
+    other numbers."""
+    if value is None:
         return socket.AF_UNSPEC
-    if value in (socket.AF_INET, socket.AF_INET6) and not isinstance(value, bool):
-        return int(value)
-    raise ValueError(f"family must be socket.AF_INET, socket.AF_INET6 or socket.AF_UNSPEC, got {value!r}")
+    return c_int("family", value)
+
+
+# The separators of the library's static_hosts list ("NAME:ADDR,ADDR;...").
+HOSTS_SEPARATORS = ":;, \t\n\r"
 
 
 def static_hosts(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """hosts: a mapping of name to IP address strings (the library parses
+    them and refuses what is not one)."""
     from collections.abc import Iterable, Mapping
 
     if not isinstance(value, Mapping):
         raise TypeError(f"hosts must be a mapping of name to addresses, not {type(value).__name__}")
     entries = []
     for name, addrs in value.items():
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"hosts keys must be non-empty str, got {name!r}")
-        if any(c in name for c in ":;, \t\n\0"):
-            # They would break the library's "NAME:ADDR,ADDR;..." list.
-            raise ValueError(f"hosts key {name!r} is not a host name")
+        name = list_item("hosts key", name, HOSTS_SEPARATORS)
         if isinstance(addrs, str):
             addrs = [addrs]
         if not isinstance(addrs, Iterable):
             raise TypeError(f"hosts[{name!r}] must be an address or a list of addresses")
-        literals = tuple(ip_literal(f"hosts[{name!r}]", a) for a in addrs)
-        if not literals:
-            raise ValueError(f"hosts[{name!r}] has no address")
-        entries.append((name, literals))
+        # An IPv6 address goes in brackets, so ':' is no separator here.
+        entries.append((name, tuple(list_item(f"hosts[{name!r}] address", a, ";, \t\n\r") for a in addrs)))
     return tuple(entries)
 
 
@@ -307,11 +284,14 @@ def source_of(value: Any) -> tuple[str | None, int]:
     local = None
     if host not in ("", None):
         # hev2 binds each attempt's socket itself, so the host must already be
-        # an address: resolving it here would go through the system resolver.
-        local = ip_literal("source_address host", host)
-    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
-        raise ValueError(f"source_address port must be an int 0-65535, got {port!r}")
-    return local, port
+        # an address (the library refuses a name): resolving it here would go
+        # through the system resolver.
+        if not isinstance(host, str):
+            raise TypeError(f"source_address host must be a str, not {type(host).__name__}")
+        local = host
+    if isinstance(port, bool) or not isinstance(port, int):
+        raise TypeError(f"source_address port must be an int, not {type(port).__name__}")
+    return local, port_of(port, "source_address port")
 
 
 def socket_timeout_of(timeout: Any) -> float | None:
@@ -359,8 +339,9 @@ def build_request(
         return ConnectRequest(
             host_of(host),
             port_of(port),
-            connect_timeout=min(sock_timeout, MAX_SECONDS) if sock_timeout else None,
+            connect_timeout=sock_timeout or None,
             socket_timeout=sock_timeout,
+            connect_timeout_from_socket=bool(sock_timeout),
         )
     unknown = sorted(set(more) - set(MORE_OPTIONS))
     if unknown:
@@ -373,37 +354,32 @@ def build_request(
     resolv = seconds("resolv_timeout", resolv_timeout)
     connect = seconds("connect_timeout", connect_timeout)
     opened = seconds("open_timeout", open_timeout)
-    if opened is not None and (resolv is not None or connect is not None):
-        raise ValueError("open_timeout cannot be combined with resolv_timeout or connect_timeout")
     # socket.create_connection bounds each connect() by `timeout` and never
     # bounds getaddrinfo. Here it becomes connect_timeout (in serial mode a
     # per-attempt bound, as in socket; in a race a bound on the wait after the
     # last address was tried), unless the caller chose connect_timeout or
     # open_timeout explicitly. 0 means a non-blocking socket, not "fail at
     # once", so it bounds nothing.
-    if connect is None and opened is None and sock_timeout:
-        connect = min(sock_timeout, MAX_SECONDS)
+    from_socket = connect is None and opened is None and bool(sock_timeout)
+    if from_socket:
+        connect = sock_timeout
 
     local_address, local_port = source_of(source_address)
     fam = family_of(more.get("family"))
-    if local_address is not None and fam != socket.AF_UNSPEC:
-        want = socket.AF_INET6 if ":" in local_address else socket.AF_INET
-        if want != fam:
-            raise ValueError(f"source_address {local_address} does not match family {socket.AddressFamily(fam).name}")
 
     resolver = more.get("resolver")
     if resolver is not None and resolver not in RESOLVERS:
+        # A name to convert to the library's constant: not one of them.
         raise ValueError(f"resolver must be one of {RESOLVERS}, got {resolver!r}")
     nameservers_arg = more.get("nameservers") or ()
     if isinstance(nameservers_arg, str):
         nameservers_arg = [nameservers_arg]
-    nameservers = tuple(nameserver(n) for n in nameservers_arg)
-    if nameservers and resolver != "builtin":
-        raise ValueError("nameservers need resolver='builtin'")
+    # 'IP', 'IP:port' or '[IPv6]:port': the library parses each.
+    nameservers = tuple(list_item("nameservers entry", n, ",") for n in nameservers_arg)
 
     count = more.get("first_address_family_count")
-    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 64):
-        raise ValueError(f"first_address_family_count must be an int 1-64, got {count!r}")
+    if count is not None:
+        count = c_int("first_address_family_count", count)
 
     return ConnectRequest(
         host=host_of(host),
@@ -424,4 +400,5 @@ def build_request(
         nodelay=flag("nodelay", more.get("nodelay", False)),
         keepalive=seconds("keepalive", more.get("keepalive")),
         socket_timeout=sock_timeout,
+        connect_timeout_from_socket=from_socket,
     )
