@@ -245,12 +245,18 @@ extern "C" {
 
 /* ---- status codes (append-only numbering) -------------------------------
  * Codes -1..-11 say the call itself failed. Codes -12..-15 are outcomes of a
- * connection (hev2_result_info.status, the callback's status). */
+ * connection (hev2_result_info.status, the callback's status).
+ * HEV2_EHOST, HEV2_EPORT and HEV2_EOPTIONS are the library's input rules,
+ * the same for C, Go, Ruby and Python (stated once in its core); the
+ * thread's hev2_last_error() names the function, the field and the reason
+ * ("hev2_connect: invalid open_timeout: cannot be combined with
+ * resolv_timeout or connect_timeout"). */
 #define HEV2_OK          0
 #define HEV2_EINVAL     -1  /* bad argument: NULL out-pointer, bad index, bad
                                wait timeout, unknown flag, bad job id */
 #define HEV2_EHOST      -2  /* bad host: NULL, empty, a NUL byte inside, or
-                               longer than 253 characters */
+                               longer than 253 characters (an IPv6
+                               literal's brackets not counted) */
 #define HEV2_EPORT      -3  /* bad port: NULL, 0, > 65535, or a service name
                                unknown to /etc/services */
 #define HEV2_EOPTIONS   -4  /* bad options: size too small (or unknown

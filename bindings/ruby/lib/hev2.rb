@@ -92,7 +92,7 @@ module Hev2
     # option struct entirely: hev2_connect gets NULL options.
     def plain?(host, port, local_host, local_port, resolv_timeout, connect_timeout,
                open_timeout, fast_fallback, more)
-      host.is_a?(String) && port.is_a?(Integer) && port.between?(1, 65_535) &&
+      host.is_a?(String) && port.is_a?(Integer) &&
         local_host.nil? && local_port.nil? && resolv_timeout.nil? && connect_timeout.nil? &&
         open_timeout.nil? && fast_fallback == true && more.empty?
     end

@@ -181,7 +181,7 @@ class TestConnect < Minitest::Test
     end
   end
 
-  def test_bad_arguments_never_reach_the_library
+  def test_bad_arguments_start_nothing
     before = Hev2.stats[:handles_created]
     assert_raises(ArgumentError) { Hev2.tcp("127.0.0.1", 0) }
     assert_raises(ArgumentError) { Hev2.tcp("127.0.0.1", 80, connect_timeout: 1, open_timeout: 1) }

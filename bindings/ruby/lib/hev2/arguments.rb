@@ -4,9 +4,14 @@ require "socket"
 require "ipaddr"
 
 module Hev2
-  # Everything one call to Hev2.tcp asked for, checked and converted to the
-  # units the C ABI takes. Bad input raises ArgumentError/TypeError here,
-  # before the library is ever entered.
+  # Everything one call to Hev2.tcp asked for, converted to what the C ABI
+  # takes. Only Ruby's own checks are made here: a wrong type is the
+  # TypeError Ruby raises, and what Ruby itself converts (a host as
+  # ext/socket takes it, a service name through Socket.getservbyname, a
+  # local_host name through Ruby's resolver) raises what Ruby raises for it.
+  # Whether a value makes sense (ranges, overlong hosts, timeouts that
+  # exclude each other) is the library's rule, stated once in its core:
+  # Connector.call_error maps its refusals to Ruby's exceptions.
   Request = Struct.new(
     :host, :port, :local_host, :local_port,
     :resolv_timeout, :connect_timeout, :open_timeout, :fast_fallback,
@@ -41,9 +46,6 @@ module Hev2
       unless unknown.empty?
         raise ArgumentError, "unknown keyword#{"s" if unknown.size > 1}: #{unknown.map(&:inspect).join(", ")}"
       end
-      if open_timeout && (resolv_timeout || connect_timeout)
-        raise ArgumentError, "Cannot specify open_timeout along with connect_timeout or resolv_timeout"
-      end
 
       Request.new(
         host: (name = host_name(host)),
@@ -59,7 +61,7 @@ module Hev2
         connection_attempt_delay: duration(more[:connection_attempt_delay], "connection_attempt_delay"),
         first_address_family_count: count(more[:first_address_family_count]),
         family: family(more[:family]),
-        resolver: resolver(more[:resolver], more[:nameservers]),
+        resolver: resolver(more[:resolver]),
         nameservers: nameservers(more[:nameservers]),
         addresses: addresses(more[:addresses]),
         nodelay: more.key?(:nodelay) ? boolean(more[:nodelay], "nodelay") : false,
@@ -74,8 +76,9 @@ module Hev2
     # an IPv4 address in host order. What getaddrinfo would refuse raises the
     # same Socket::ResolutionError (SocketError before 3.3) it would: "[::1]"
     # (EAI_NONAME), a zone that is no interface index on a non-link-local
-    # address (getaddrinfo's rule). Names over 1024 bytes are an
-    # ArgumentError as in Ruby; over 253 (RFC 1035) the name cannot exist.
+    # address (getaddrinfo's rule). A NUL byte and names over 1024 bytes are
+    # the ArgumentError Ruby's own conversion raises; a name the library
+    # refuses (over 253 bytes) is getaddrinfo's EAI_NONAME (call_error).
     def host_name(host)
       return nil if host.nil?
       return int_address(host) if host.is_a?(Integer)
@@ -87,7 +90,7 @@ module Hev2
       return nil if name.empty?
       return "0.0.0.0" if name == "<any>"
       return "255.255.255.255" if name == "<broadcast>"
-      raise Errors.resolution(Errors::EAI_NONAME, 0, name, nil) if name.start_with?("[") || name.bytesize > 253
+      raise Errors.resolution(Errors::EAI_NONAME, 0, name, nil) if name.start_with?("[")
       return zoned(name) if name.include?("%")
       name
     end
@@ -115,9 +118,9 @@ module Hev2
 
     # An Integer, a numeric String, or a service name from /etc/services
     # ("http"), like Socket.tcp. An unknown service is getaddrinfo's
-    # EAI_SERVICE, as in Ruby. Port 0 (also nil and "", which Ruby sends as
-    # 0) and ports beyond 0..65535 (which getaddrinfo silently wraps) are an
-    # ArgumentError: a documented difference.
+    # EAI_SERVICE, as in Ruby. nil and "" are 0, as Ruby sends them. The
+    # library refuses port 0 and ports beyond 1..65535 (which getaddrinfo
+    # silently wraps): an ArgumentError, a documented difference.
     def port_number(value, what)
       n = case value
           when nil then 0
@@ -137,7 +140,6 @@ module Hev2
           else
             raise TypeError, "#{what} must be an Integer or a String, not #{value.class}"
           end
-      raise ArgumentError, "#{what} #{n} out of range 1..65535" unless (1..65_535).cover?(n) || (what == "local_port" && n.zero?)
       n
     end
 
@@ -166,13 +168,13 @@ module Hev2
       false
     end
 
-    # nil means "no limit" (as in Socket.tcp). Seconds, Integer or Float.
+    # nil means "no limit" (as in Socket.tcp). Seconds, any real Numeric;
+    # its range is the library's rule. NaN is no time: the RangeError Ruby
+    # raises converting it (Socket.tcp's connect_timeout: Float::NAN).
     def duration(value, what)
       return nil if value.nil?
       raise TypeError, "#{what} must be Numeric, not #{value.class}" unless value.is_a?(Numeric)
-      raise ArgumentError, "#{what} must not be negative (#{value})" if value.negative?
-      raise ArgumentError, "#{what} #{value} is not finite" if value.respond_to?(:finite?) && !value.finite?
-      raise ArgumentError, "#{what} #{value} exceeds one day" if value > 86_400
+      raise RangeError, "NaN out of Time range (#{what})" if value.respond_to?(:nan?) && value.nan?
       value
     end
 
@@ -188,10 +190,10 @@ module Hev2
       raise TypeError, "#{what} must be true or false, not #{value.inspect}"
     end
 
+    # 0..64 (0: the default, 1) is the library's rule.
     def count(value)
       return nil if value.nil?
       raise TypeError, "first_address_family_count must be an Integer" unless value.is_a?(Integer)
-      raise ArgumentError, "first_address_family_count #{value} out of range 1..64" unless (1..64).cover?(value)
       value
     end
 
@@ -201,15 +203,14 @@ module Hev2
       end
     end
 
-    def resolver(value, servers)
-      chosen = value.nil? ? (servers ? :builtin : :system) : value
-      unless RESOLVERS.include?(chosen)
-        raise ArgumentError, "resolver #{value.inspect}: use :system or :builtin"
-      end
-      if chosen == :system && servers
-        raise ArgumentError, "nameservers: are used only by resolver: :builtin"
-      end
-      chosen
+    # A name to convert to the library's constant (nil: the library's
+    # default, the built-in resolver when nameservers are given). Which
+    # resolver takes nameservers is the library's rule.
+    def resolver(value)
+      return nil if value.nil?
+      return value if RESOLVERS.include?(value)
+
+      raise ArgumentError, "resolver #{value.inspect}: use :system or :builtin"
     end
 
     # ["192.0.2.53", "[2001:db8::53]:5353", ...] as given; the library parses
@@ -217,21 +218,26 @@ module Hev2
     def nameservers(value)
       return nil if value.nil?
       list = Array.try_convert(value) or raise TypeError, "nameservers must be an Array of Strings"
-      raise ArgumentError, "nameservers is empty" if list.empty?
-      list.map { |s| String.try_convert(s) or raise TypeError, "nameserver #{s.inspect} is not a String" }
+      list.map { |s| list_item(s, "nameserver", ",") }
     end
 
     # Static addresses for the host (like curl --resolve): the host is not
-    # resolved; these IP literals are raced instead.
+    # resolved; these IP literals are raced instead (the library parses
+    # them and reports the bad one).
     def addresses(value)
       return nil if value.nil?
       list = Array.try_convert(value) or raise TypeError, "addresses must be an Array of IP address Strings"
-      raise ArgumentError, "addresses is empty" if list.empty?
-      list.map do |a|
-        s = String.try_convert(a) or raise TypeError, "address #{a.inspect} is not a String"
-        raise ArgumentError, "address #{s.inspect} is not an IP address" unless ip_literal?(s)
-        IPAddr.new(s).to_s
+      list.map { |a| list_item(a, "address", ",; \t\r\n") }
+    end
+
+    # A String that goes into one of the library's lists ("a,b", "N:A;...")
+    # must not hold their separators, which would change the list.
+    def list_item(value, what, separators)
+      s = String.try_convert(value) or raise TypeError, "#{what} #{value.inspect} is not a String"
+      if s.count(separators + "\0").positive?
+        raise ArgumentError, "#{what} #{s.inspect} holds a separator of the library's list (#{separators.strip.inspect})"
       end
+      s
     end
   end
 end

@@ -73,7 +73,9 @@ module Hev2
     end
 
     FAMILY = { unspec: Socket::AF_UNSPEC, ipv4: Socket::AF_INET, ipv6: Socket::AF_INET6 }.freeze
-    RESOLVER = { system: N::RESOLVER_SYSTEM, builtin: N::RESOLVER_BUILTIN }.freeze
+    RESOLVER = { nil => N::RESOLVER_DEFAULT, system: N::RESOLVER_SYSTEM, builtin: N::RESOLVER_BUILTIN }.freeze
+    INT_MIN = -(2**31)
+    INT_MAX = 2**31 - 1
     LOOPBACK_NAME = "localhost"
     LOOPBACK_HOSTS = "localhost:[::1],127.0.0.1"
     private_constant :LOOPBACK_NAME, :LOOPBACK_HOSTS
@@ -248,12 +250,18 @@ module Hev2
     # same thread: the message is the library's last error (function and
     # detail), and HEV2_ESYSTEM's errno comes from it (Fiddle.last_error may
     # be stale: a Go export leaves no errno behind).
+    #
+    # The library's input refusals (its core's rules): a host no resolver
+    # could answer (HEV2_EHOST: over 253 bytes) is what getaddrinfo says of
+    # it in Ruby, the resolution error EAI_NONAME; a bad port or option is
+    # an ArgumentError with the library's reason.
     def call_error(rc, host, port)
       detail, sys_errno = N.last_error
       detail = N.strerror(rc) if detail.empty?
       text = "#{detail} (#{Errors.target(host, port)})"
       case rc
-      when N::EHOST, N::EPORT, N::EOPTIONS, N::EINVAL then ArgumentError.new("hev2: #{text}")
+      when N::EHOST then Errors.resolution(Errors::EAI_NONAME, 0, host, port, "hev2: #{detail}")
+      when N::EPORT, N::EOPTIONS, N::EINVAL then ArgumentError.new("hev2: #{text}")
       when N::EFORKED
         ForkedError.new("hev2: libhev2 was loaded before fork(); it cannot run in the child " \
                         "(#{Process.pid}). Load it after forking (e.g. in on_worker_boot) " \
@@ -273,13 +281,13 @@ module Hev2
       put = ->(field, v) { s.put_i32(o + L::OPTIONS[field], v) }
       put.(:resolution_delay_ms, delay_ms(req.resolution_delay))
       put.(:connection_attempt_delay_ms, delay_ms(req.connection_attempt_delay))
-      put.(:first_address_family_count, req.first_address_family_count || 0)
+      put.(:first_address_family_count, c_int(req.first_address_family_count || 0))
       put.(:resolv_timeout_ms, timeout_ms(req.resolv_timeout))
       put.(:connect_timeout_ms, timeout_ms(req.connect_timeout))
       put.(:open_timeout_ms, timeout_ms(req.open_timeout))
       put.(:fast_fallback, req.fast_fallback ? 1 : 0)
       put.(:family, FAMILY.fetch(req.family))
-      put.(:local_port, req.local_port)
+      put.(:local_port, c_int(req.local_port))
       put.(:resolver, RESOLVER.fetch(req.resolver))
       put.(:nodelay, req.nodelay ? 1 : 0)
       put.(:keepalive_ms, timeout_ms(req.keepalive))
@@ -312,11 +320,22 @@ module Hev2
     end
 
     # Seconds to the ABI's milliseconds. A timeout of 0 means "no time at
-    # all" in Ruby but "none" in the ABI: it becomes 1 ms. Fractions round up.
+    # all" in Ruby but "none" in the ABI: it becomes 1 ms. Fractions round
+    # away from 0, so a negative value stays negative (the library refuses
+    # it), and the result is saturated into a C int, so a value too large
+    # stays too large instead of wrapping around.
     def timeout_ms(seconds)
       return 0 if seconds.nil?
+      return seconds.positive? ? INT_MAX : INT_MIN if seconds.respond_to?(:infinite?) && seconds.infinite?
+
       ms = (seconds * 1000).ceil
-      ms < 1 ? 1 : ms
+      ms = seconds.negative? ? [ms, -1].min : [ms, 1].max
+      c_int(ms)
+    end
+
+    # An Integer saturated into a C int (see timeout_ms).
+    def c_int(n)
+      n.clamp(INT_MIN, INT_MAX)
     end
 
     # Delays: nil is the RFC default (0 in the ABI); 0 becomes 1 ms.

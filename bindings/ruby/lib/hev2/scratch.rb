@@ -17,6 +17,7 @@ module Hev2
     BYTES = 4096
     OUT = 0        # hev2_conn out-parameter (8 bytes)
     PORT = 16      # the port as a NUL-terminated decimal string
+    PORT_MAX = 40  # its longest, in digits (the library refuses far shorter)
     RESULT = 64    # hev2_result_info
     OPTIONS = 512  # hev2_options
     ATTEMPT = 640  # hev2_attempt_info
@@ -78,9 +79,16 @@ module Hev2
       end
     end
 
-    # Writes port as a NUL-terminated decimal string at PORT and returns its
-    # address.
+    # Writes port (an Integer) as a NUL-terminated decimal string at PORT and
+    # returns its address. Any Integer: whether it is a port is the
+    # library's rule (one beyond PORT_MAX digits is cut, and still refused).
     def port_string(port)
+      unless port.between?(0, 99_999)
+        digits = port.to_s.byteslice(0, PORT_MAX)
+        digits.bytesize.times { |i| @bytes.setbyte(PORT + i, digits.getbyte(i)) }
+        @bytes.setbyte(PORT + digits.bytesize, 0)
+        return @address + PORT
+      end
       digits = port < 10 ? 1 : port < 100 ? 2 : port < 1000 ? 3 : port < 10_000 ? 4 : 5
       i = digits
       @bytes.setbyte(PORT + i, 0)
