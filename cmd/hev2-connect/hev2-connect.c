@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <netdb.h>
 #include <poll.h>
 #include <signal.h>
@@ -72,14 +73,15 @@ static void usage_error(const char *fmt, const char *arg)
 	exit(EXIT_USAGE);
 }
 
-/* parse_int accepts a whole decimal number within [lo, hi]. */
-static int parse_int(const char *flag, const char *s, long lo, long hi)
+/* parse_int accepts a whole decimal number that fits an int. Whether the
+ * value makes sense is the library's rule (hev2_connect refuses it). */
+static int parse_int(const char *flag, const char *s)
 {
 	char *end;
 	errno = 0;
 	long v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < lo || v > hi) {
-		fprintf(stderr, "hev2-connect: %s: bad value '%s' (want %ld..%ld)\n", flag, s, lo, hi);
+	if (errno || end == s || *end || v < INT_MIN || v > INT_MAX) {
+		fprintf(stderr, "hev2-connect: %s: bad value '%s' (want a whole number)\n", flag, s);
 		fprintf(stderr, "%s", usage_text);
 		exit(EXIT_USAGE);
 	}
@@ -365,7 +367,6 @@ int main(int argc, char **argv)
 	hev2_options_init(&o);
 	char *static_hosts = NULL, *nameservers = NULL;
 	int verbose = 0, json = 0, stdio = 0, ch;
-	const int max_ms = HEV2_MAX_TIMEOUT_MS;
 
 	while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -388,22 +389,22 @@ int main(int argc, char **argv)
 				usage_error("--resolver wants system, builtin or default, not '%s'", optarg);
 			break;
 		case O_NAMESERVER: nameservers = append(nameservers, optarg, ","); break;
-		case O_RESOLV_TIMEOUT: o.resolv_timeout_ms = parse_int("--resolv-timeout", optarg, 0, max_ms); break;
-		case O_CONNECT_TIMEOUT: o.connect_timeout_ms = parse_int("--connect-timeout", optarg, 0, max_ms); break;
-		case O_OPEN_TIMEOUT: o.open_timeout_ms = parse_int("--open-timeout", optarg, 0, max_ms); break;
-		case O_RESOLUTION_DELAY: o.resolution_delay_ms = parse_int("--resolution-delay", optarg, 0, max_ms); break;
-		case O_ATTEMPT_DELAY: o.connection_attempt_delay_ms = parse_int("--attempt-delay", optarg, 0, max_ms); break;
-		case O_FIRST_COUNT: o.first_address_family_count = parse_int("--first-family-count", optarg, 0, 64); break;
+		case O_RESOLV_TIMEOUT: o.resolv_timeout_ms = parse_int("--resolv-timeout", optarg); break;
+		case O_CONNECT_TIMEOUT: o.connect_timeout_ms = parse_int("--connect-timeout", optarg); break;
+		case O_OPEN_TIMEOUT: o.open_timeout_ms = parse_int("--open-timeout", optarg); break;
+		case O_RESOLUTION_DELAY: o.resolution_delay_ms = parse_int("--resolution-delay", optarg); break;
+		case O_ATTEMPT_DELAY: o.connection_attempt_delay_ms = parse_int("--attempt-delay", optarg); break;
+		case O_FIRST_COUNT: o.first_address_family_count = parse_int("--first-family-count", optarg); break;
 		case O_FAMILY:
-			o.family = parse_int("--family", optarg, 4, 6) == 4 ? AF_INET : AF_INET6;
 			if (strcmp(optarg, "4") && strcmp(optarg, "6"))
 				usage_error("--family wants 4 or 6, not '%s'", optarg);
+			o.family = optarg[0] == '4' ? AF_INET : AF_INET6;
 			break;
 		case O_LOCAL: o.local_host = optarg; break;
-		case O_LOCAL_PORT: o.local_port = parse_int("--local-port", optarg, 0, 65535); break;
+		case O_LOCAL_PORT: o.local_port = parse_int("--local-port", optarg); break;
 		case O_NO_FAST_FALLBACK: o.fast_fallback = 0; break;
 		case O_NODELAY: o.nodelay = 1; break;
-		case O_KEEPALIVE: o.keepalive_ms = parse_int("--keepalive", optarg, 0, max_ms); break;
+		case O_KEEPALIVE: o.keepalive_ms = parse_int("--keepalive", optarg); break;
 		case O_BLOCKING: o.blocking = 1; break;
 		case O_STDIO: stdio = 1; break;
 		case O_NO_NAT64: o.nat64 = HEV2_NAT64_OFF; break;
@@ -445,8 +446,9 @@ int main(int argc, char **argv)
 
 	int rc = hev2_connect(host, port, &o, &current);
 	if (rc == HEV2_EHOST || rc == HEV2_EPORT || rc == HEV2_EOPTIONS || rc == HEV2_ENOTSUP) {
-		/* The library refused the arguments: a usage error. */
-		fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
+		/* The library refused the arguments (its rules, the only ones):
+		 * a usage error, with the library's reason. */
+		fprintf(stderr, "hev2-connect: %s\n%s", hev2_last_error(), usage_text);
 		return EXIT_USAGE;
 	}
 	if (rc != HEV2_OK) {

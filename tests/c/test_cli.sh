@@ -18,6 +18,13 @@ check() { # check NAME WANT_EXIT CMD... ; output in $out
 		echo "FAIL $name: exit $got, want $want: $out $(cat /tmp/hev2-cli-err.$$)"
 	fi
 }
+err_has() { # err_has NAME TEXT: the last stderr contains TEXT
+	checks=$((checks + 1))
+	if ! grep -qF -- "$2" /tmp/hev2-cli-err.$$; then
+		fails=$((fails + 1))
+		echo "FAIL $1: stderr lacks '$2': $(cat /tmp/hev2-cli-err.$$)"
+	fi
+}
 json_is() { # json_is NAME JQ_EXPR: the last output satisfies it
 	checks=$((checks + 1))
 	if ! printf '%s\n' "$out" | jq -e "$2" >/dev/null 2>&1; then
@@ -46,7 +53,17 @@ check port-zero 2 "$tool" 127.0.0.1 0
 check port-unknown 2 "$tool" 127.0.0.1 no-such-service-hev2
 check resolve-malformed 2 "$tool" --resolve nocolon 127.0.0.1 "$P"
 check open-with-connect 2 "$tool" --open-timeout 100 --connect-timeout 100 127.0.0.1 "$P"
+err_has open-with-connect "hev2_connect: invalid open_timeout: cannot be combined with resolv_timeout or connect_timeout"
 check host-too-long 2 "$tool" "$(printf 'a%.0s' $(seq 1 300))" "$P"
+err_has host-too-long "invalid host: longer than 253 characters"
+# values are the library's to judge (the tool only parses numbers)
+check timeout-over-a-day 2 "$tool" --connect-timeout 86400001 127.0.0.1 "$P"
+err_has timeout-over-a-day "invalid connect_timeout: 24h0m0.001s out of range"
+check first-family-count-65 2 "$tool" --first-family-count 65 127.0.0.1 "$P"
+err_has first-family-count-65 "invalid first_address_family_count: 65 out of range"
+check local-port-70000 2 "$tool" --local-port 70000 127.0.0.1 "$P"
+err_has local-port-70000 "local_port 70000 is not a port number"
+check timeout-beyond-int 2 "$tool" --connect-timeout 99999999999 127.0.0.1 "$P"
 
 # success: exit 0, the contract's JSON
 check success 0 "$tool" --json 127.0.0.1 "$P"
