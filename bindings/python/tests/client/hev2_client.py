@@ -56,8 +56,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def options(args: argparse.Namespace) -> dict[str, Any]:
     def seconds(ms: float | None) -> float | None:
-        if ms is not None and ms < 0:
-            raise UsageError(f"timeouts are milliseconds >= 0, got {ms:g}")
+        # Its range is the library's rule: a refusal is a ValueError, a
+        # usage error too (main).
         return None if ms is None else ms / 1000
 
     kw: dict[str, Any] = {
