@@ -63,7 +63,8 @@ static const char usage_text[] =
 	"exit status: 0 connected (--stdio: relayed until both sides ended), 1 could not\n"
 	"connect (every address failed, no address, a timeout; one line on stderr names\n"
 	"HOST), 2 usage error, 3 --stdio: the relay failed after connecting (reset, write\n"
-	"error); 130 and the like: killed by a signal\n";
+	"error); killed by a signal: SIGINT (Ctrl-C), and with --stdio SIGPIPE when the\n"
+	"reader of stdout went away, as cat (a shell says 128 + the signal's number)\n";
 
 static void usage_error(const char *fmt, const char *arg)
 {

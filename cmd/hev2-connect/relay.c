@@ -14,6 +14,7 @@
 #include "relay.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,10 +47,19 @@ static void fail(const char *what, const char *name, int err)
  * the half-close that tells the other end. */
 static void finish(struct direction *d, int sock)
 {
-	if (d->to_is_socket)
+	if (d->to_is_socket) {
 		shutdown(sock, SHUT_WR); /* the peer reads EOF; we still read */
-	else
-		close(d->to); /* whoever reads our stdout sees EOF */
+	} else {
+		/* Whoever reads our stdout sees EOF. /dev/null takes fd 1's place,
+		 * so that no descriptor opened later becomes "stdout". */
+		int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, d->to);
+			close(null);
+		} else {
+			close(d->to);
+		}
+	}
 	d->done = 1;
 }
 
@@ -74,6 +84,21 @@ static int step_read(struct direction *d, short revents)
 	return 0;
 }
 
+/* die_of_sigpipe ends the process as cat or nc would end when the reader
+ * of their stdout goes away (`hev2-connect --stdio ... | head`): killed by
+ * SIGPIPE, silently, status 141 in a shell. The signal, blocked on this
+ * thread, is already pending from the failed write. */
+static void die_of_sigpipe(void)
+{
+	sigset_t pipe_set;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	signal(SIGPIPE, SIG_DFL); /* not the Go runtime's forwarding handler */
+	raise(SIGPIPE);
+	pthread_sigmask(SIG_UNBLOCK, &pipe_set, NULL);
+	_exit(128 + SIGPIPE); /* not reached */
+}
+
 /* step_write writes what it can of the buffer. Returns 0, or -1 on an
  * error (reported). */
 static int step_write(struct direction *d, short revents)
@@ -88,6 +113,8 @@ static int step_write(struct direction *d, short revents)
 	if (n < 0) {
 		if (errno == EINTR || errno == EAGAIN)
 			return 0;
+		if (errno == EPIPE && !d->to_is_socket)
+			die_of_sigpipe();
 		fail("writing", d->to_name, errno);
 		return -1;
 	}
@@ -107,10 +134,11 @@ int relay_stdio(int sock, const char *host, const char *port)
 	down = (struct direction){.from = sock, .to = STDOUT_FILENO, .from_name = "the connection",
 	                          .to_name = "stdout"};
 
-	/* A reader of stdout that went away must be a write error (EPIPE) we
-	 * report, not a SIGPIPE that kills us silently. The signal is blocked
-	 * on this thread only (the one that writes stdout), so no handler of
-	 * the process (the Go runtime's included) changes. */
+	/* A peer that went away must be a write error (EPIPE) we report, not
+	 * a SIGPIPE (send uses MSG_NOSIGNAL); a reader of stdout that went away
+	 * ends us as it would cat (die_of_sigpipe). The signal is blocked on
+	 * this thread only (the one that writes), so no handler of the process
+	 * (the Go runtime's included) changes until then. */
 	sigset_t pipe_set;
 	sigemptyset(&pipe_set);
 	sigaddset(&pipe_set, SIGPIPE);

@@ -14,7 +14,8 @@
  * sock must be a connected, non-blocking TCP socket; it is closed on return.
  * Returns 0 when both directions ended at an EOF, -1 after printing one
  * line to stderr ("hev2-connect: HOST port PORT: <what>: <why>") when a read
- * or a write failed on either side.
+ * or a write failed on either side. When the reader of stdout has gone
+ * away (EPIPE), it does not return: the process dies of SIGPIPE, as cat.
  */
 int relay_stdio(int sock, const char *host, const char *port);
 

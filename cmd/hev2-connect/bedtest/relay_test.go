@@ -5,11 +5,13 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -213,4 +215,31 @@ func TestRelayReset(t *testing.T) {
 		t.Fatalf("reset: exit %d, stdout %q, stderr %q; want exit 3 and one line %q...", code, out, errText, want)
 	}
 	t.Logf("reset: exit %d: %s", code, strings.TrimSpace(errText))
+}
+
+// TestStdoutReaderGone: when whoever reads the tool's stdout goes away
+// (`hev2-connect --stdio ... | head -c 10`), the tool ends as cat or nc
+// would: killed by SIGPIPE, without a message.
+func TestStdoutReaderGone(t *testing.T) {
+	const port = 7004
+	conns := listenServer(t, port)
+	data := randomBytes(t, 4<<20) // more than the pipe and socket buffers hold
+	go func() {
+		c := <-conns
+		defer c.Close()
+		c.Write(data) // fails once the tool is gone
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd, stdin, stdout, stderr := stdio(t, ctx, raceName, port)
+	defer stdin.Close()
+	if _, err := io.ReadFull(stdout, make([]byte, 10)); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close()
+	err := cmd.Wait()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.Sys().(syscall.WaitStatus).Signal() != syscall.SIGPIPE || stderr.Len() != 0 {
+		t.Fatalf("stdout's reader gone: %v, stderr %q; want killed by SIGPIPE, nothing on stderr", err, stderr)
+	}
 }
