@@ -324,3 +324,17 @@ const char *hev2_errmsg(hev2_conn c)
 		return hev2_strerror(rc);
 	return buf;
 }
+
+int hev2_write_trace(hev2_conn c, int format, int fd, const char *path)
+{
+	if (format < HEV2_TRACE_SVG || format > HEV2_TRACE_CHROME)
+		return hev2c_failf(__func__, HEV2_EINVAL, "format %d unknown (HEV2_TRACE_SVG, _QLOG or _CHROME)", format);
+	if (path && fd != -1)
+		return hev2c_failf(__func__, HEV2_EINVAL, "both a path and fd %d: give one (fd -1 with a path)", fd);
+	if (!path && fd < 0)
+		return hev2c_failf(__func__, HEV2_EINVAL, "path is NULL and fd %d is not a file descriptor", fd);
+	if (path && !*path)
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "path is empty");
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_write_trace(c, format, fd, (char *)path, path ? strlen(path) : 0));
+}

@@ -236,7 +236,9 @@ extern "C" {
  *   1.3  NAT64: hev2_options.nat64, synthesized_from in hev2_result_info and
  *        hev2_attempt_info, HEV2_EV_NAT64_* and HEV2_EV_SYNTHESIZED;
  *        hev2_report, hev2_report_lookup, hev2_report_attempt: the
- *        establishment report of a recorded race */
+ *        establishment report of a recorded race;
+ *        hev2_write_trace: a recorded race as a picture (SVG), qlog or a
+ *        Chrome trace */
 #define HEV2_VERSION_MAJOR 1
 #define HEV2_VERSION_MINOR 3
 #define HEV2_VERSION_PATCH 0
@@ -881,6 +883,35 @@ int hev2_report_lookup(hev2_conn c, int i, hev2_report_lookup_info *l);
  * report; the same errors, and HEV2_EINVAL for an i out of range.
  * Since 1.3. */
 int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a);
+
+/* ---- trace files (since 1.3) --------------------------------------------------
+ * A done handle whose race was recorded (hev2_options.record_events = 1)
+ * can be written as a file other tools read. One implementation in the
+ * library (the Go API's core.WriteTrace), the same bytes for the same
+ * race; core/TRACES.md in the source lists every name each format holds.
+ * Use hev2_connect (+ hev2_wait): hev2_connect_wait releases the handle of
+ * a won race before returning, with its events. */
+#define HEV2_TRACE_SVG    1 /* a waterfall picture: one lane per lookup, per
+                               delay and per attempt on a time axis in ms;
+                               self-contained SVG (no script, no external
+                               font or stylesheet) */
+#define HEV2_TRACE_QLOG   2 /* qlog JSON-SEQ (RFC 7464) with the events of
+                               draft-kuehlewind-happy-qlog-00 (event schema
+                               hev3-00), hev2's own where it has none */
+#define HEV2_TRACE_CHROME 3 /* Chrome trace-event JSON (Perfetto,
+                               chrome://tracing): one track per lookup,
+                               delay and attempt */
+
+/* Writes c's race in format (HEV2_TRACE_*): to the file at path (created,
+ * or truncated, with mode 0644 less the umask; close-on-exec) when path is
+ * not NULL and fd is -1, or to fd (>= 0, when path is NULL: written at
+ * its current offset, all of it, and left open). Returns HEV2_OK, or
+ * HEV2_EINVAL (format unknown; both or neither of path and fd; an empty
+ * path; a handle that recorded no events: record_events was 0),
+ * HEV2_EHANDLE (0, unknown or released), HEV2_EAGAIN (c is still running),
+ * HEV2_ESYSTEM (opening or writing failed: hev2_last_errno says why).
+ * Since 1.3. */
+int hev2_write_trace(hev2_conn c, int format, int fd, const char *path);
 
 #ifdef __cplusplus
 }

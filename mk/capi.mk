@@ -72,11 +72,11 @@ $(BUILD)/examples/%: examples/c/%.c include/hev2.h $(CAPI_LIB)
 	$(CC) $(CAPI_CFLAGS) -o $@ $< -L$(BUILD) -lhev2 -Wl,-rpath,'$$ORIGIN/..'
 
 # demo-capi: the fallback timeline on loopback (make demo runs it).
-demo-capi: capi $(BUILD)/hev2-demo-listeners ## the demo: hev2-connect -v racing ::1 (SYNs dropped) against 127.0.0.1
+demo-capi: capi $(BUILD)/hev2-demo-listeners ## the demo: hev2-connect -v racing ::1 (SYNs dropped) against 127.0.0.1, as a timeline and a picture (build/demo/race.svg)
 	@cmd/hev2-connect/demo.sh $(BUILD)
 
 # ---- the C test suite (tests/c) ---------------------------------------------
-CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds test_driven test_report
+CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds test_driven test_report test_trace
 # These load the library themselves (dlopen) and are given its path.
 CAPI_DLOPEN_TESTS := test_sigchld test_no_fds
 CAPI_TEST_BINS := $(addprefix $(BUILD)/tests/c/,$(CAPI_TESTS))

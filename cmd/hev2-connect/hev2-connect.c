@@ -7,7 +7,9 @@
  * Prints a one-line summary (or, with --json, the scenario-client JSON line,
  * with the race's establishment report as its "report" field) and exits 0
  * when connected, 1 when the connection failed, 2 on a usage error. -v
- * prints the race as a timeline and the report's summary line. Ctrl-C cancels the connection
+ * prints the race as a timeline and the report's summary line; --svg,
+ * --qlog and --chrome-trace write it as a picture and as standard traces
+ * (hev2_write_trace). Ctrl-C cancels the connection
  * cleanly: the signal handler only triggers a postponed job, and the job
  * (run from the main loop, a safe point) calls hev2_cancel.
  *
@@ -59,6 +61,9 @@ static const char usage_text[] =
 	"                                default on a host with IPv6 and no IPv4 route)\n"
 	"      --drive library|waiter    who plays the race: a library thread\n"
 	"                                (default) or this thread, inside hev2_wait\n"
+	"      --svg FILE                write the race as a waterfall picture (SVG)\n"
+	"      --qlog FILE               write the race as qlog (JSON-SEQ, hev3-00 events)\n"
+	"      --chrome-trace FILE       write the race as a Chrome trace (Perfetto)\n"
 	"  -h, --help\n"
 	"exit status: 0 connected (--stdio: relayed until both sides ended), 1 could not\n"
 	"connect (every address failed, no address, a timeout; one line on stderr names\n"
@@ -337,7 +342,7 @@ int main(int argc, char **argv)
 		O_JSON = 256, O_RESOLVE, O_RESOLVER, O_NAMESERVER, O_RESOLV_TIMEOUT,
 		O_CONNECT_TIMEOUT, O_OPEN_TIMEOUT, O_RESOLUTION_DELAY, O_ATTEMPT_DELAY,
 		O_FIRST_COUNT, O_FAMILY, O_LOCAL, O_LOCAL_PORT, O_NO_FAST_FALLBACK,
-		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE, O_STDIO, O_NO_NAT64,
+		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE, O_STDIO, O_NO_NAT64, O_SVG, O_QLOG, O_CHROME,
 	};
 	static const struct option longopts[] = {
 		{"verbose", no_argument, NULL, 'v'},
@@ -362,12 +367,19 @@ int main(int argc, char **argv)
 		{"drive", required_argument, NULL, O_DRIVE},
 		{"stdio", no_argument, NULL, O_STDIO},
 		{"no-nat64", no_argument, NULL, O_NO_NAT64},
+		{"svg", required_argument, NULL, O_SVG},
+		{"qlog", required_argument, NULL, O_QLOG},
+		{"chrome-trace", required_argument, NULL, O_CHROME},
 		{NULL, 0, NULL, 0},
 	};
 	hev2_options o;
 	hev2_options_init(&o);
 	char *static_hosts = NULL, *nameservers = NULL;
 	int verbose = 0, json = 0, stdio = 0, ch;
+	/* The trace files to write, by HEV2_TRACE_* (index 0 unused). */
+	const char *trace_files[HEV2_TRACE_CHROME + 1] = {NULL};
+	static const char *const trace_flags[HEV2_TRACE_CHROME + 1] = {
+		NULL, "--svg", "--qlog", "--chrome-trace"};
 
 	while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -419,10 +431,19 @@ int main(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case O_SVG: trace_files[HEV2_TRACE_SVG] = optarg; break;
+		case O_QLOG: trace_files[HEV2_TRACE_QLOG] = optarg; break;
+		case O_CHROME: trace_files[HEV2_TRACE_CHROME] = optarg; break;
 		default:
 			fputs(usage_text, stderr);
 			return EXIT_USAGE;
 		}
+	}
+	int want_trace = 0;
+	for (int f = HEV2_TRACE_SVG; f <= HEV2_TRACE_CHROME; f++) {
+		if (trace_files[f] && !*trace_files[f])
+			usage_error("%s wants a file name", trace_flags[f]);
+		want_trace |= trace_files[f] != NULL;
 	}
 	if (argc - optind != 2) {
 		fprintf(stderr, "hev2-connect: want HOST and PORT\n%s", usage_text);
@@ -437,7 +458,7 @@ int main(int argc, char **argv)
 	}
 	o.static_hosts = static_hosts;
 	o.nameservers = nameservers;
-	o.record_events = verbose || json;
+	o.record_events = verbose || json || want_trace;
 
 	if (hev2_job_register(cancel_current, NULL, 0, &cancel_job) == HEV2_OK) {
 		struct sigaction sa = {.sa_handler = on_sigint};
@@ -473,6 +494,20 @@ int main(int argc, char **argv)
 		hev2_release(current);
 		return EXIT_FAILED;
 	}
+	/* The trace files first: they describe the race, whatever follows. */
+	int trace_failed = 0;
+	for (int f = HEV2_TRACE_SVG; f <= HEV2_TRACE_CHROME; f++) {
+		if (trace_files[f] && hev2_write_trace(current, f, -1, trace_files[f]) != HEV2_OK) {
+			fprintf(stderr, "hev2-connect: %s %s: %s\n", trace_flags[f], trace_files[f], hev2_last_error());
+			trace_failed = 1;
+		}
+	}
+	if (stdio && trace_failed) {
+		if (r.fd >= 0)
+			close(r.fd);
+		hev2_release(current);
+		return EXIT_FAILED;
+	}
 	if (stdio)
 		return finish_stdio(&r, host, port, verbose);
 	FILE *timeline = json ? stderr : stdout;
@@ -495,5 +530,5 @@ int main(int argc, char **argv)
 	hev2_release(current);
 	free(static_hosts);
 	free(nameservers);
-	return status == HEV2_OK ? EXIT_CONNECTED : EXIT_FAILED;
+	return status == HEV2_OK && !trace_failed ? EXIT_CONNECTED : EXIT_FAILED;
 }

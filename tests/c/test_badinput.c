@@ -257,6 +257,47 @@ static int job_trigger_zero(void) { return hev2_job_trigger(0); }
 static int job_trigger_out_of_range(void) { return hev2_job_trigger(HEV2_MAX_JOBS + 1); }
 static int job_trigger_unregistered(void) { return hev2_job_trigger(HEV2_MAX_JOBS); }
 
+/* hev2_write_trace (1.3): a handle that is done and recorded, one that
+ * is done and not recorded, one still running (driven by a waiter that
+ * never came). */
+static int traced_handles; /* handles these rows made on purpose */
+static hev2_conn traced(int record, int drive)
+{
+	hev2_options o;
+	hev2_options_init(&o);
+	o.record_events = record;
+	o.drive = drive;
+	hev2_conn c = 0;
+	if (hev2_connect("127.0.0.1", port, &o, &c) != HEV2_OK)
+		return 0;
+	traced_handles++;
+	if (drive == HEV2_DRIVE_LIBRARY)
+		hev2_wait(c, 5000);
+	return c;
+}
+static int trace_with(hev2_conn c, int format, int fd, const char *path)
+{
+	int rc = hev2_write_trace(c, format, fd, path);
+	char keep[HEV2_ERRMSGLEN];
+	snprintf(keep, sizeof keep, "%s", hev2_last_error());
+	hev2_release(c);
+	/* the row's text must survive the release above */
+	if (strcmp(keep, hev2_last_error()) != 0)
+		return -2000;
+	return rc;
+}
+static int trace_handle_zero(void) { return hev2_write_trace(0, HEV2_TRACE_SVG, -1, "/dev/null"); }
+static int trace_never_issued(void) { return hev2_write_trace(99999999999ULL, HEV2_TRACE_QLOG, -1, "/dev/null"); }
+static int trace_format_zero(void) { return trace_with(traced(1, HEV2_DRIVE_LIBRARY), 0, -1, "/dev/null"); }
+static int trace_format_4(void) { return trace_with(traced(1, HEV2_DRIVE_LIBRARY), 4, -1, "/dev/null"); }
+static int trace_format_negative(void) { return hev2_write_trace(1, -1, -1, "/dev/null"); }
+static int trace_neither(void) { return trace_with(traced(1, HEV2_DRIVE_LIBRARY), HEV2_TRACE_SVG, -1, NULL); }
+static int trace_both(void) { return trace_with(traced(1, HEV2_DRIVE_LIBRARY), HEV2_TRACE_SVG, 1, "/dev/null"); }
+static int trace_fd_negative(void) { return hev2_write_trace(1, HEV2_TRACE_CHROME, -7, NULL); }
+static int trace_path_empty(void) { return trace_with(traced(1, HEV2_DRIVE_LIBRARY), HEV2_TRACE_SVG, -1, ""); }
+static int trace_not_recorded(void) { return trace_with(traced(0, HEV2_DRIVE_LIBRARY), HEV2_TRACE_SVG, -1, "/dev/null"); }
+static int trace_running(void) { return trace_with(traced(1, HEV2_DRIVE_WAITER), HEV2_TRACE_QLOG, -1, "/dev/null"); }
+
 /* text: what hev2_last_error() must contain after the row ("function:
  * detail"); NULL for a row that succeeds, which must leave it unchanged. */
 static const struct row {
@@ -357,6 +398,17 @@ static const struct row {
 	R(report_attempt_null, HEV2_EINVAL, "hev2_report_attempt: a is NULL"),
 	R(report_attempt_size_garbage, HEV2_EINVAL, "hev2_report_attempt: a->size 18446744073709551615 out of range"),
 	R(report_attempt_handle_zero, HEV2_EHANDLE, "hev2_report_attempt: handle 0 is never valid"),
+	R(trace_handle_zero, HEV2_EHANDLE, "hev2_write_trace: handle 0 is never valid"),
+	R(trace_never_issued, HEV2_EHANDLE, "hev2_write_trace: handle 99999999999 unknown"),
+	R(trace_format_zero, HEV2_EINVAL, "hev2_write_trace: format 0 unknown"),
+	R(trace_format_4, HEV2_EINVAL, "hev2_write_trace: format 4 unknown"),
+	R(trace_format_negative, HEV2_EINVAL, "hev2_write_trace: format -1 unknown"),
+	R(trace_neither, HEV2_EINVAL, "hev2_write_trace: path is NULL and fd -1 is not a file descriptor"),
+	R(trace_both, HEV2_EINVAL, "hev2_write_trace: both a path and fd 1"),
+	R(trace_fd_negative, HEV2_EINVAL, "hev2_write_trace: path is NULL and fd -7"),
+	R(trace_path_empty, HEV2_EINVAL, "hev2_write_trace: path is empty"),
+	R(trace_not_recorded, HEV2_EINVAL, "hev2_write_trace: handle "),
+	R(trace_running, HEV2_EAGAIN, "hev2_write_trace: handle "),
 #undef R
 };
 
@@ -474,6 +526,7 @@ static void test_stale_handle(void)
 	CHECK_RC(hev2_result(c, &r), HEV2_EHANDLE);
 	CHECK_RC(hev2_get_attempt(c, 0, &a), HEV2_EHANDLE);
 	CHECK_RC(hev2_get_event(c, 0, &e), HEV2_EHANDLE);
+	CHECK_RC(hev2_write_trace(c, HEV2_TRACE_SVG, -1, "/dev/null"), HEV2_EHANDLE);
 	CHECK_RC(hev2_release(c), HEV2_EHANDLE);
 	CHECK(strcmp(hev2_errmsg(c), hev2_strerror(HEV2_EHANDLE)) == 0);
 	CHECK(strstr(hev2_last_error(), "hev2_release: handle ") == hev2_last_error());
@@ -517,7 +570,8 @@ int main(void)
 	CHECK(wait_idle(2000));
 	usleep(50000);
 	CHECK_RC(hev2_stats(&s1), HEV2_OK);
-	CHECK_INT(s1.handles_created, s0.handles_created); /* nothing started */
+	/* nothing started but the trace rows' own (released) handles */
+	CHECK_INT(s1.handles_created, s0.handles_created + (uint64_t)traced_handles);
 	CHECK_INT(s1.handles_live, s0.handles_live);
 	CHECK_INT(atomic_load(&callbacks), 0);
 	CHECK_FDS(fds);

@@ -97,6 +97,27 @@ check fallback-json 0 "$tool" --json --attempt-delay 30 --resolve fb.test:::1,12
 json_is fallback-json '.family == "ipv4" and ([.events[] | select(.kind == "attempt-started")] | length) == 2 and .elapsed_ms >= 29'
 json_is fallback-report '.report.reason == "first-to-connect" and .report.winner == 1 and .report.family == "ipv4" and ([.report.attempts[].outcome] == ["lost","connected"]) and .report.attempts[1].start_ms >= 29 and .report.attempts[0].end_ms == .report.elapsed_ms'
 
+# the race as trace files (hev2_write_trace): the fallback race drawn and
+# logged; a file that cannot be written fails the run (exit 1, which file)
+tdir=$(mktemp -d)
+check trace-files 0 "$tool" --attempt-delay 30 --resolve fb.test:::1,127.0.0.1 \
+	--svg "$tdir/race.svg" --qlog "$tdir/race.qlog" --chrome-trace "$tdir/race.json" fb.test "$P"
+out=$(head -c 40 "$tdir/race.svg")
+checks=$((checks + 1))
+case "$out" in '<svg xmlns="http://www.w3.org/2000/svg"'*) ;; *) fails=$((fails + 1)); echo "FAIL trace-svg: $out" ;; esac
+checks=$((checks + 1))
+grep -q 'data-outcome="won"' "$tdir/race.svg" || { fails=$((fails + 1)); echo "FAIL trace-svg: no winner lane"; }
+out=$(tr '\036' '\n' < "$tdir/race.qlog" | jq -s -c '[.[].name | select(. != null)]')
+json_is trace-qlog 'index("hev3:attempt_started") != null and index("hev3:connection_selected") != null and index("hev3:metrics") != null'
+out=$(cat "$tdir/race.json")
+json_is trace-chrome '([.traceEvents[] | select(.ph == "B")] | length) == ([.traceEvents[] | select(.ph == "E")] | length) and ([.traceEvents[] | select(.name == "attempt" and .ph == "B")] | length) == 2'
+check trace-empty-name 2 "$tool" --svg "" 127.0.0.1 "$P"
+check trace-unwritable 1 "$tool" --qlog /nonexistent-hev2-dir/race.qlog 127.0.0.1 "$P"
+checks=$((checks + 1))
+grep -q "qlog /nonexistent-hev2-dir/race.qlog: hev2_write_trace: open" /tmp/hev2-cli-err.$$ ||
+	{ fails=$((fails + 1)); echo "FAIL trace-unwritable: $(cat /tmp/hev2-cli-err.$$)"; }
+rm -rf "$tdir"
+
 # failures: exit 1 with the error parts
 check connect-timeout 1 "$tool" --json --family 6 --connect-timeout 100 --resolve fb.test:::1,127.0.0.1 fb.test "$P"
 json_is connect-timeout '.ok == false and .error.errno == "ETIMEDOUT" and .error.timeout == "connect_timeout" and .error.eai == "" and (.error.message | length) > 0'

@@ -83,6 +83,9 @@ module Hev2
     REPORT_ATTEMPT_TIMED_OUT = 3
     REPORT_ATTEMPT_LOST = 4
     REPORT_ATTEMPT_CANCELED = 5
+    TRACE_SVG = 1
+    TRACE_QLOG = 2
+    TRACE_CHROME = 3
 
     # status code -> its C name (HEV2_OK, HEV2_E*)
     STATUS_NAMES = {
