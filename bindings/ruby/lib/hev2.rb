@@ -21,7 +21,10 @@ module Hev2
     # first_address_family_count:, family: (:ipv4/:ipv6), resolver:
     # (:system/:builtin), nameservers: (["IP", "IP:PORT", ...], built-in
     # resolver), addresses: (static IPs for host, not resolved), nodelay:,
-    # keepalive: (idle seconds), trace: (called with each Hev2::Event).
+    # keepalive: (idle seconds), trace: (called with each Hev2::Event),
+    # trace_files: ({svg: path, qlog: path, chrome: path}, any of them: the
+    # race written by the library once decided, won or failed; see
+    # core/TRACES.md).
     def tcp(host, port, local_host = nil, local_port = nil, resolv_timeout: nil,
             connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
       sock = socket(::Socket, host, port, local_host, local_port, resolv_timeout,

@@ -68,6 +68,8 @@ PROTOTYPES = {
     # 1.2: the only way to fill a 1.2 struct (hev2_options_init fills the
     # 1.0 layout, size 112, and a `drive` past it would be ignored).
     "hev2_options_init_size": (c_int, [POINTER(Options), c_size_t]),
+    # 1.3
+    "hev2_write_trace": (c_int, [hev2_conn, c_int, c_int, c_char_p]),
 }
 
 

@@ -70,7 +70,10 @@ def create_connection(
         ``first_address_family_count``, ``family`` (``socket.AF_INET`` /
         ``AF_INET6``), ``resolver`` (``'system'`` / ``'builtin'``),
         ``nameservers`` (for ``'builtin'``), ``hosts`` (static addresses:
-        ``{"name": ["::1", "127.0.0.1"]}``), ``nodelay``, ``keepalive``.
+        ``{"name": ["::1", "127.0.0.1"]}``), ``nodelay``, ``keepalive``,
+        ``trace_files`` (the race written to files by the library once it is
+        decided, won or failed: ``{"svg": "race.svg", "qlog": "race.qlog",
+        "chrome": "race.json"}``, any subset; see ``core/TRACES.md``).
 
     Errors: a connection failure raises ``OSError`` of the right subclass
     (``ConnectionRefusedError`` ...) with the errno of the last failed
@@ -113,6 +116,8 @@ def connect_blocking(req: ConnectRequest) -> Winner | Failure:
     # race for a slice, hand the fd over, release); a slow race goes on in
     # slices on the handle it leaves. fd is closed here if an exception
     # comes between the call and the moment a socket object owns it.
+    if req.trace_files:
+        return connect_traced(req)
     out = new_conn_id()  # loads the library (LibraryError if it cannot)
     import ctypes  # loaded with the library by now; not by `import hev2`
 
@@ -137,6 +142,28 @@ def connect_blocking(req: ConnectRequest) -> Winner | Failure:
             os.close(fd.value)
         if out.value:
             release(out.value)
+
+
+def connect_traced(req: ConnectRequest) -> Winner | Failure:
+    """connect_blocking for a race whose trace is written to files: the
+    handle must outlive the outcome (hev2_connect_wait would release a won
+    one), so it is made with hev2_connect, waited for in slices on this
+    thread, written with hev2_write_trace, then released."""
+    handle = Handle(req, waiter=True)
+    winner_fd = -1
+    try:
+        while not handle.wait(WAIT_SLICE_MS):
+            pass
+        outcome = handle.outcome()
+        if isinstance(outcome, Winner):
+            winner_fd = outcome.fd
+        handle.write_traces()
+        winner_fd = -1
+        return outcome
+    finally:
+        if winner_fd >= 0:
+            os.close(winner_fd)
+        handle.close()
 
 
 def socket_from(w: Winner) -> socket.socket:

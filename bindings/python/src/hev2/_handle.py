@@ -191,6 +191,8 @@ def options_for(req: ConnectRequest, waiter: bool = False) -> _abi.Options | Non
         o.nodelay = 1
     if req.keepalive is not None:
         o.keepalive_ms = milliseconds(req.keepalive)
+    if req.trace_files:
+        o.record_events = 1
     # o.blocking stays 0: the fd comes back non-blocking and Python's
     # settimeout() sets the mode with one ioctl(FIONBIO); the library's
     # switch costs two fcntl calls (measured with strace).
@@ -298,6 +300,15 @@ class Handle:
         if not self._released:
             self._released = True
             _abi.api().hev2_release(self.id)
+
+    def write_traces(self) -> None:
+        """Writes the done race to each of req.trace_files with
+        hev2_write_trace (the library renders; OSError if a file cannot be
+        written)."""
+        lib = _abi.api()
+        formats = {"svg": _abi.TRACE_SVG, "qlog": _abi.TRACE_QLOG, "chrome": _abi.TRACE_CHROME}
+        for fmt, path in self.req.trace_files:
+            check(lib.hev2_write_trace(self.id, formats[fmt], -1, os.fsencode(path)), f"trace_files[{fmt!r}]")
 
     def outcome(self) -> Winner | Failure:
         """The result of a done handle; the winner's fd becomes the caller's."""

@@ -45,7 +45,11 @@ MORE_OPTIONS = {
     "hosts": "static addresses: a mapping of host name to IP address strings, consulted before resolving",
     "nodelay": "set TCP_NODELAY on the returned socket",
     "keepalive": "turn TCP keep-alive on with this idle time in seconds",
+    "trace_files": "write the race to files: a mapping of 'svg', 'qlog' or 'chrome' to a path",
 }
+
+# trace_files' keys: the library's trace formats (hev2_write_trace).
+TRACE_FORMATS = ("svg", "qlog", "chrome")
 
 
 class ConnectRequest:
@@ -71,6 +75,7 @@ class ConnectRequest:
         "hosts",
         "nodelay",
         "keepalive",
+        "trace_files",
         "socket_timeout",
         "connect_timeout_from_socket",
     )
@@ -95,6 +100,8 @@ class ConnectRequest:
         hosts: tuple[tuple[str, tuple[str, ...]], ...] = (),
         nodelay: bool = False,
         keepalive: float | None = None,
+        # (format, path) pairs: the race is recorded and written to each.
+        trace_files: tuple[tuple[str, str], ...] = (),
         # The timeout the returned socket gets (socket.settimeout's argument).
         socket_timeout: float | None = None,
         # connect_timeout is socket_timeout (no bound of the library's own):
@@ -118,6 +125,7 @@ class ConnectRequest:
         self.hosts = hosts
         self.nodelay = nodelay
         self.keepalive = keepalive
+        self.trace_files = trace_files
         self.socket_timeout = socket_timeout
         self.connect_timeout_from_socket = connect_timeout_from_socket
 
@@ -156,6 +164,7 @@ class ConnectRequest:
             and not self.hosts
             and self.nodelay is False
             and self.keepalive is None
+            and not self.trace_files
         )
 
 
@@ -271,6 +280,26 @@ def static_hosts(value: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
         # An IPv6 address goes in brackets, so ':' is no separator here.
         entries.append((name, tuple(list_item(f"hosts[{name!r}] address", a, ";, \t\n\r") for a in addrs)))
     return tuple(entries)
+
+
+def trace_files_of(value: Any) -> tuple[tuple[str, str], ...]:
+    """trace_files: {"svg": path, "qlog": path, "chrome": path} (any subset)."""
+    import os
+    from collections.abc import Mapping
+
+    if value is None:
+        return ()
+    if not isinstance(value, Mapping):
+        raise TypeError(f"trace_files must be a mapping of format to path, not {type(value).__name__}")
+    files = []
+    for fmt, path in value.items():
+        if fmt not in TRACE_FORMATS:
+            raise ValueError(f"trace_files: unknown format {fmt!r}; formats are {', '.join(TRACE_FORMATS)}")
+        path = os.fsdecode(os.fspath(path))
+        if not path or "\0" in path:
+            raise ValueError(f"trace_files[{fmt!r}] must be a non-empty path without NUL")
+        files.append((fmt, path))
+    return tuple(files)
 
 
 def source_of(value: Any) -> tuple[str | None, int]:
@@ -399,6 +428,7 @@ def build_request(
         hosts=static_hosts(more["hosts"]) if more.get("hosts") is not None else (),
         nodelay=flag("nodelay", more.get("nodelay", False)),
         keepalive=seconds("keepalive", more.get("keepalive")),
+        trace_files=trace_files_of(more.get("trace_files")),
         socket_timeout=sock_timeout,
         connect_timeout_from_socket=from_socket,
     )

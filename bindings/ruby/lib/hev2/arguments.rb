@@ -2,6 +2,7 @@
 
 require "socket"
 require "ipaddr"
+require_relative "abi"
 
 module Hev2
   # Everything one call to Hev2.tcp asked for, converted to what the C ABI
@@ -17,6 +18,7 @@ module Hev2
     :resolv_timeout, :connect_timeout, :open_timeout, :fast_fallback,
     :resolution_delay, :connection_attempt_delay, :first_address_family_count,
     :family, :resolver, :nameservers, :addresses, :nodelay, :keepalive, :trace,
+    :trace_files,
     keyword_init: true
   )
 
@@ -26,8 +28,11 @@ module Hev2
     # Hev2.tcp). Durations are in seconds, like Ruby's timeouts.
     EXTRA_KEYWORDS = %i[
       resolution_delay connection_attempt_delay first_address_family_count
-      family resolver nameservers addresses nodelay keepalive trace
+      family resolver nameservers addresses nodelay keepalive trace trace_files
     ].freeze
+
+    # trace_files: keys -> the library's trace formats (hev2_write_trace).
+    TRACE_FORMATS = { svg: ABI::TRACE_SVG, qlog: ABI::TRACE_QLOG, chrome: ABI::TRACE_CHROME }.freeze
 
     FAMILIES = {
       nil => :unspec, :unspec => :unspec, :UNSPEC => :unspec,
@@ -67,6 +72,7 @@ module Hev2
         nodelay: more.key?(:nodelay) ? boolean(more[:nodelay], "nodelay") : false,
         keepalive: duration(more[:keepalive], "keepalive"),
         trace: callable(more[:trace]),
+        trace_files: trace_files(more[:trace_files]),
       )
     end
 
@@ -183,6 +189,23 @@ module Hev2
       return nil if value.nil?
       raise TypeError, "trace must respond to #call" unless value.respond_to?(:call)
       value
+    end
+
+    # trace_files: { svg: path, qlog: path, chrome: path } (any of them):
+    # [[format, path], ...], or nil.
+    def trace_files(value)
+      return nil if value.nil?
+      raise TypeError, "trace_files must be a Hash of format => path, not #{value.class}" unless value.is_a?(Hash)
+
+      value.map do |format, path|
+        code = TRACE_FORMATS[format.respond_to?(:to_sym) ? format.to_sym : format] or
+          raise ArgumentError, "trace_files: unknown format #{format.inspect} (#{TRACE_FORMATS.keys.join(", ")})"
+        path = File.path(path) if path.respond_to?(:to_path) || path.is_a?(String)
+        raise TypeError, "trace_files[#{format.inspect}] must be a path" unless path.is_a?(String)
+        raise ArgumentError, "trace_files[#{format.inspect}] must be a non-empty path without NUL" if path.empty? || path.include?("\0")
+
+        [code, path]
+      end
     end
 
     def boolean(value, what)

@@ -47,6 +47,7 @@ module Hev2
     EVENTFD = F[:hev2_fd]
     WAIT = F[:hev2_wait]
     RELEASE = F[:hev2_release]
+    WRITE_TRACE = F[:hev2_write_trace]
     WAIT_ADDRESS = Native::WAIT_ADDRESS
 
     DEFER = { Object => :never }.freeze
@@ -110,6 +111,7 @@ module Hev2
           else
             wait(conn, s, host, port)
           end
+          write_traces(conn, s, req.trace_files, host, port) if req&.trace_files
           sock = outcome(conn, s, host, port, req&.trace, klass, req)
           # An interrupt that arrived after the wait is raised when this
           # block ends: the socket must not leak to nobody.
@@ -291,7 +293,7 @@ module Hev2
       put.(:resolver, RESOLVER.fetch(req.resolver))
       put.(:nodelay, req.nodelay ? 1 : 0)
       put.(:keepalive_ms, timeout_ms(req.keepalive))
-      put.(:record_events, req.trace ? 1 : 0)
+      put.(:record_events, req.trace || req.trace_files ? 1 : 0)
 
       host = req.host
       statics = nil
@@ -317,6 +319,32 @@ module Hev2
       pointer.(:nameservers, req.nameservers&.join(","))
       pointer.(:static_hosts, statics)
       [host, keep]
+    end
+
+    # Writes a done handle's race to each [format, path] with
+    # hev2_write_trace: the library renders the file (one renderer for
+    # every language). A failure raises what call_error makes of it
+    # (SystemCallError for a file that cannot be written).
+    # hev2_result has handed a winner's fd over already (s holds it): when a
+    # file cannot be written, that fd is closed here before the error
+    # propagates, so nothing leaks.
+    def write_traces(conn, s, files, host, port)
+      files.each do |format, path|
+        c = Fiddle::Pointer.malloc(path.bytesize + 1, Fiddle::RUBY_FREE)
+        c[0, path.bytesize] = path
+        c[path.bytesize] = 0
+        rc = WRITE_TRACE.call(conn, format, -1, c.to_i)
+        raise call_error(rc, host, port) unless rc == N::OK
+      end
+    rescue Exception # whatever is raised (an interrupt too), the fd must not leak
+      if s.i32(Scratch::RESULT + L::RESULT[:status]) == N::OK
+        begin
+          IO.for_fd(s.i32(Scratch::RESULT + L::RESULT[:fd])).close
+        rescue SystemCallError
+          nil
+        end
+      end
+      raise
     end
 
     # Seconds to the ABI's milliseconds. A timeout of 0 means "no time at

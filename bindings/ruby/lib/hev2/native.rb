@@ -54,6 +54,7 @@ module Hev2
       hev2_release: [[U], I],
       hev2_last_error: [[], U],
       hev2_last_errno: [[], I],
+      hev2_write_trace: [[U, I, I, U], I], # 1.3
     }.freeze
 
     handle, PATH = Library.open
