@@ -310,16 +310,23 @@ static int wait_done(hev2_conn c)
 	}
 }
 
+/* print_verbose is -v's output: the race as a timeline and the report's
+ * summary line. */
+static void print_verbose(FILE *f, const char *host, const char *port, const hev2_result_info *r)
+{
+	fprintf(f, "hev2-connect %s port %s\n", host, port);
+	print_timeline(f, current, r);
+	print_report_summary(f, current);
+}
+
 /* finish_stdio: the --stdio end of main. stdout belongs to the peer's
  * bytes, so the timeline (-v) and every message go to stderr; a failure is
  * one line that names the host. */
 static int finish_stdio(const hev2_result_info *r, const char *host, const char *port,
                         int verbose)
 {
-	if (verbose) {
-		fprintf(stderr, "hev2-connect %s port %s\n", host, port);
-		print_timeline(stderr, current, r);
-	}
+	if (verbose)
+		print_verbose(stderr, host, port, r);
 	if (r->status != HEV2_OK) {
 		const char *msg = hev2_errmsg(current);
 		if (!strncmp(msg, "hev2: ", 6))
@@ -511,11 +518,8 @@ int main(int argc, char **argv)
 	if (stdio)
 		return finish_stdio(&r, host, port, verbose);
 	FILE *timeline = json ? stderr : stdout;
-	if (verbose) {
-		fprintf(timeline, "hev2-connect %s port %s\n", host, port);
-		print_timeline(timeline, current, &r);
-		print_report_summary(timeline, current);
-	}
+	if (verbose)
+		print_verbose(timeline, host, port, &r);
 	if (json)
 		print_json(stdout, current, &r, atoi(port));
 	else if (r.status == HEV2_OK)
