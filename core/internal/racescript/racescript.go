@@ -126,6 +126,20 @@ func Scripts() []Script {
 			{790, failed(4, syscall.EHOSTUNREACH)},
 			{800, connected(7)},
 		}},
+		// The widest labels a race of 8 attempts can have: full-length
+		// IPv6 addresses and long errno names on every row.
+		{Name: "eight-attempts-long-addresses", Steps: []At{
+			{3, answered(race.IPv6, long6(1), long6(2), long6(3), long6(4))},
+			{4, answered(race.IPv4, v4(201), v4(202), v4(203), v4(204))},
+			{10, failed(0, syscall.EADDRNOTAVAIL)},
+			{20, failed(1, syscall.ENETUNREACH)},
+			{30, failed(2, syscall.EHOSTUNREACH)},
+			{40, failed(3, syscall.ECONNREFUSED)},
+			{50, failed(4, syscall.EADDRNOTAVAIL)},
+			{60, failed(5, syscall.ENETUNREACH)},
+			{70, failed(6, syscall.EHOSTUNREACH)},
+			{80, failed(7, syscall.ETIMEDOUT)},
+		}},
 		{Name: "all-refused", Steps: []At{
 			{2, answered(race.IPv6, v6(0xa))},
 			{3, answered(race.IPv4, v4(10))},
@@ -154,6 +168,12 @@ func v6(last byte) netip.Addr {
 	b := netip.MustParseAddr("2001:db8::").As16()
 	b[15] = last
 	return netip.AddrFrom16(b)
+}
+
+// long6 is an IPv6 address with no zero group to compress: the longest
+// text an address of the race has.
+func long6(n byte) netip.Addr {
+	return netip.MustParseAddr("2001:db8:1234:5678:9abc:def0:4321:ab0" + string('0'+rune(n)))
 }
 
 func v4(last byte) netip.Addr { return netip.AddrFrom4([4]byte{198, 18, 0, last}) }

@@ -136,12 +136,17 @@ func WriteSVG(w io.Writer, events []race.TraceEvent, meta Meta) error {
 		for _, bar := range l.bars {
 			x0, x1 := x(bar.start), x(bar.end)
 			if bar.planned > bar.start {
+				// A delay planned past the race's end is cut at the axis.
+				px := math.Min(x(bar.planned), plotX+svgPlotW)
 				p(`<rect class="planned" x="%s" y="%s" width="%s" height="%s" fill="none" stroke="%s" stroke-dasharray="3 2"/>`+"\n",
-					f1(x0), f1(mid-svgBarH/2), f1(math.Max(x(bar.planned)-x0, 2)), f1(svgBarH), bar.fill)
+					f1(x0), f1(mid-svgBarH/2), f1(math.Max(px-x0, 2)), f1(svgBarH), bar.fill)
 			}
 			stroke := ""
-			if bar.strong {
+			switch {
+			case bar.strong:
 				stroke = ` stroke="#145c27" stroke-width="2"`
+			case bar.planned > 0:
+				stroke = ` stroke="#ffffff" stroke-width="1"` // back-to-back delays stay apart
 			}
 			p(`<rect class="bar" x="%s" y="%s" width="%s" height="%s" rx="2" fill="%s"%s/>`+"\n",
 				f1(x0), f1(mid-svgBarH/2), f1(math.Max(x1-x0, 2)), f1(svgBarH), bar.fill, stroke)

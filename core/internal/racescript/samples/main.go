@@ -1,11 +1,14 @@
 // Command samples writes every scripted race (racescript.Scripts) as SVG,
-// qlog and Chrome trace into a directory: the pictures make test-render
-// opens in a real browser.
+// qlog and Chrome trace into a directory, and manifest.json: for each
+// race, the lanes its picture must have, counted from the race's trace
+// (not from the picture). make test-render opens the pictures in a real
+// browser and compares.
 //
 //	go run ./core/internal/racescript/samples DIR
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -26,8 +29,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "samples:", err)
 		os.Exit(1)
 	}
+	var manifest []lanes
 	for _, s := range racescript.Scripts() {
 		events, cfg := racescript.Run(s)
+		manifest = append(manifest, expect(s.Name, events))
 		meta := racescript.Meta(cfg)
 		for _, f := range []struct {
 			ext   string
@@ -39,6 +44,53 @@ func main() {
 			}
 		}
 	}
+	b, err := json.MarshalIndent(manifest, "", "  ")
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "manifest.json"), append(b, '\n'), 0o644)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "samples:", err)
+		os.Exit(1)
+	}
+}
+
+// lanes is what a race's picture must show, from its trace.
+type lanes struct {
+	Name     string         `json:"name"`
+	Lookups  int            `json:"lookups"`
+	Attempts int            `json:"attempts"`
+	Outcomes map[string]int `json:"outcomes"` // attempt lanes by outcome
+	Timers   []string       `json:"timers"`   // data-timer values, in order
+}
+
+func expect(name string, events []race.TraceEvent) lanes {
+	l := lanes{Name: name, Outcomes: map[string]int{}, Timers: []string{}}
+	rd, ad := false, false
+	for _, ev := range events {
+		switch ev.Kind {
+		case race.TraceLookupStarted:
+			l.Lookups++
+		case race.TraceAttemptStarted:
+			l.Attempts++
+		case race.TraceAttemptWon:
+			l.Outcomes["won"]++
+		case race.TraceAttemptFailed:
+			l.Outcomes["failed"]++
+		case race.TraceAttemptClosed:
+			l.Outcomes["closed"]++
+		case race.TraceResolutionDelay:
+			rd = true
+		case race.TraceAttemptDelay:
+			ad = true
+		}
+	}
+	if rd {
+		l.Timers = append(l.Timers, "resolution-delay")
+	}
+	if ad {
+		l.Timers = append(l.Timers, "attempt-delay")
+	}
+	return l
 }
 
 func write(path string, fn func(io.Writer) error) error {
