@@ -104,6 +104,10 @@ func runWall(dial dialFunc, addr string, n int) time.Duration {
 		}
 		c.Close()
 	}
+	if n == 0 {
+		// The start-up run of the syscall count (-n 0): nothing to divide.
+		return 0
+	}
 	return time.Since(begin) / time.Duration(n)
 }
 
