@@ -2,7 +2,8 @@
 // core.Dialer.Connect and prints the shared contract's JSON line.
 //
 //	hev2-dial [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
-//	          [--no-fast-fallback] [--family 4|6] [--resolver system|builtin] HOST PORT
+//	          [--no-fast-fallback] [--family 4|6] [--resolver system|builtin]
+//	          [--no-nat64] HOST PORT
 //
 // Exit status: 0 connected, 1 connection failure, 2 usage error. The
 // result's "events" list is the race's trace, its "report" the race's
@@ -14,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +43,7 @@ func run() int {
 		ConnectTimeout:      o.ConnectTimeout,
 		OpenTimeout:         o.OpenTimeout,
 		DisableFastFallback: o.NoFastFallback,
+		DisableNAT64:        o.NoNAT64,
 		Family:              core.Family(o.Family),
 		Resolver:            resolver,
 		Trace:               trace.add,
@@ -69,6 +72,9 @@ func run() int {
 		unix.Close(res.FD)
 		out = contract.Success(res.Addr, res.Elapsed)
 		rep, repErr = res.Report()
+		if res.SynthesizedFrom.IsValid() {
+			out.SynthesizedFrom = res.SynthesizedFrom.String()
+		}
 	}
 	out.Events = trace.events()
 	if repErr == nil {
@@ -109,6 +115,21 @@ func (t *traceLog) events() []contract.Event {
 		}
 		if ev.Err != nil {
 			e.Error = ev.Err.Error()
+		}
+		switch ev.Kind {
+		case core.TraceNat64Prefix:
+			var ps []string
+			for _, p := range ev.Prefixes {
+				ps = append(ps, p.String())
+			}
+			e.Detail = strings.Join(ps, " ")
+			if ev.Detail != "" {
+				e.Detail += " (" + ev.Detail + ")"
+			}
+		case core.TraceNat64Discovery:
+			e.Detail = ev.Detail
+		case core.TraceSynthesized:
+			e.Detail = "from " + ev.From.String()
 		}
 		out = append(out, e)
 	}

@@ -73,7 +73,10 @@ func cmdUp(args []string) int {
 		fmt.Printf("  %-16s %v\n", k, byKey[k])
 	}
 	for _, s := range testbed.Scenarios() {
-		s.Install(bed)
+		if err := s.Install(bed); err != nil {
+			fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
+			return 1
+		}
 	}
 	fmt.Println("scenario names are served by the DNS server; Ctrl-C removes the bed")
 	<-ctx.Done()

@@ -23,7 +23,8 @@ const DefaultPort = 8080
 type Options struct {
 	// Layout gives each server address its impairment (nil:
 	// StandardLayout()). Every address must be in 198.18.0.0/24 or
-	// 2001:db8::/64, outside the client and link addresses.
+	// 2001:db8::/32, outside the client and link addresses (and the
+	// IPv6-only client's link, 2001:db8:1::/64).
 	Layout map[netip.Addr]Impairment
 	// Port is the TCP port of the listeners (0: DefaultPort).
 	Port uint16
@@ -39,6 +40,10 @@ type Options struct {
 type Bed struct {
 	// ClientNS and ServerNS are the namespace names (for `ip netns exec`).
 	ClientNS, ServerNS string
+	// V6OnlyNS is a second client namespace with IPv6 only: no IPv4
+	// address, no IPv4 route (a NAT64 network's host); its resolv.conf
+	// names the DNS server's IPv6 address. See topology_v6only.go.
+	V6OnlyNS string
 	// Port is the listeners' TCP port.
 	Port uint16
 	// DNS is the test DNS server every client-namespace lookup reaches.
@@ -47,6 +52,10 @@ type Bed struct {
 	serverHandle netns.NsHandle
 	clientHandle netns.NsHandle
 	created      []string
+
+	// pref64 serialises the rows that set ipv4only.arpa's answer (one
+	// name for the whole bed).
+	pref64 sync.Mutex
 
 	mu        sync.Mutex
 	addrs     map[netip.Addr]*addrState
@@ -78,6 +87,7 @@ func Start(opts Options) (bed *Bed, err error) {
 	b := &Bed{
 		ClientNS:     prefix + "-c",
 		ServerNS:     prefix + "-s",
+		V6OnlyNS:     prefix + "-n",
 		Port:         opts.Port,
 		DNS:          testdns.New(),
 		addrs:        map[netip.Addr]*addrState{},
@@ -182,7 +192,13 @@ func (b *Bed) Addrs() map[netip.Addr]Impairment {
 // Command returns a command that runs argv inside the client namespace
 // (through `ip netns exec`, so it sees the bed's resolv.conf and hosts).
 func (b *Bed) Command(ctx context.Context, argv ...string) *exec.Cmd {
-	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", b.ClientNS}, argv...)...)
+	return b.CommandIn(ctx, b.ClientNS, argv...)
+}
+
+// CommandIn is Command for one of the bed's client namespaces (ClientNS
+// or V6OnlyNS).
+func (b *Bed) CommandIn(ctx context.Context, ns string, argv ...string) *exec.Cmd {
+	return exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, argv...)...)
 }
 
 // ExecResult is what a command run by Exec did.
@@ -195,10 +211,15 @@ type ExecResult struct {
 // only when the command could not be run or was killed by ctx; a non-zero
 // exit status is reported in ExitCode.
 func (b *Bed) Exec(ctx context.Context, argv ...string) (ExecResult, error) {
+	return b.ExecIn(ctx, b.ClientNS, argv...)
+}
+
+// ExecIn is Exec in one of the bed's client namespaces.
+func (b *Bed) ExecIn(ctx context.Context, ns string, argv ...string) (ExecResult, error) {
 	if len(argv) == 0 {
 		return ExecResult{}, errors.New("testbed: Exec: empty command")
 	}
-	cmd := b.Command(ctx, argv...)
+	cmd := b.CommandIn(ctx, ns, argv...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

@@ -8,7 +8,7 @@ import (
 
 var (
 	bedPrefixV4 = netip.MustParsePrefix("198.18.0.0/24")
-	bedPrefixV6 = netip.MustParsePrefix("2001:db8::/64")
+	bedPrefixV6 = netip.MustParsePrefix("2001:db8::/32")
 )
 
 // Impair gives server address a the impairment imp, adding the address to
@@ -42,6 +42,9 @@ func (b *Bed) Impair(a netip.Addr, imp Impairment) error {
 func checkServerAddr(a netip.Addr) error {
 	if !bedPrefixV4.Contains(a) && !bedPrefixV6.Contains(a) {
 		return fmt.Errorf("testbed: %v is outside the bed's prefixes %v and %v", a, bedPrefixV4, bedPrefixV6)
+	}
+	if v6OnlyLinkPrefix.Contains(a) {
+		return fmt.Errorf("testbed: %v is on the IPv6-only client's link %v", a, v6OnlyLinkPrefix)
 	}
 	switch a {
 	case ClientV4, ClientV6, ServerLinkV4, ServerLinkV6, DNSServerV4, DNSServerV6,

@@ -20,7 +20,7 @@ import (
 // whether the owner is still alive, n keeps two beds of one process apart.
 var (
 	bedCounter  atomic.Uint32
-	bedNameExpr = regexp.MustCompile(`^hev2-(\d+)-\d+-[cs]$`)
+	bedNameExpr = regexp.MustCompile(`^hev2-(\d+)-\d+-[csn]$`)
 )
 
 func newNamePrefix() string {

@@ -19,6 +19,9 @@ type ClientResult struct {
 	Port      int          `json:"port"`
 	ElapsedMS float64      `json:"elapsed_ms"`
 	Error     *ClientError `json:"error"`
+	// SynthesizedFrom: the IPv4 address a NAT64 winner stands for (an
+	// optional field: clients whose API does not tell leave it out).
+	SynthesizedFrom string `json:"synthesized_from"`
 }
 
 // ClientError is the contract's "error" object.
@@ -93,8 +96,13 @@ func RunRow(ctx context.Context, bed *Bed, client []string, row Scenario) RowRes
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(row.BoundMS)*time.Millisecond+2*time.Second)
 	defer cancel()
 	argv := append(append(append([]string{}, client...), row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
+	if row.serialized() {
+		bed.pref64.Lock()
+		defer bed.pref64.Unlock()
+		bed.setPref64(row.Pref64)
+	}
 	start := time.Now()
-	res, err := bed.Exec(ctx, argv...)
+	res, err := bed.ExecIn(ctx, bed.ClientNSFor(row), argv...)
 	rr := RowResult{Scenario: row, Exit: res.ExitCode, Wall: time.Since(start), Stderr: res.Stderr}
 	if err != nil {
 		rr.Verdict, rr.Reason = Fail, err.Error()
@@ -149,6 +157,14 @@ func judge(row Scenario, exit int, r *ClientResult) (Verdict, string) {
 		}
 		if r.Address != want.Winner.String() || r.Family != want.Family() {
 			return Fail, fmt.Sprintf("want winner %s %v, got %s %s", want.Family(), want.Winner, r.Family, r.Address)
+		}
+		if r.SynthesizedFrom != "" {
+			if !want.SynthesizedFrom.IsValid() {
+				return Fail, fmt.Sprintf("winner %s reported as synthesized from %s, want no synthesis", r.Address, r.SynthesizedFrom)
+			}
+			if r.SynthesizedFrom != want.SynthesizedFrom.String() {
+				return Fail, fmt.Sprintf("winner %s synthesized from %s, want from %v", r.Address, r.SynthesizedFrom, want.SynthesizedFrom)
+			}
 		}
 	} else {
 		if r.OK || exit != 1 {

@@ -3,6 +3,8 @@ package testbed
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/hev2/hev2/core"
 )
 
 // Scenario is one row of the suite: how the network and the DNS behave for
@@ -26,6 +28,17 @@ type Scenario struct {
 	// BoundMS is a gross bound that proves the mechanism (e.g. "IPv6
 	// blackholed connects in under 2 s"): beyond it the row fails.
 	BoundMS float64
+
+	// IPv6Only runs the client in the bed's IPv6-only namespace (no IPv4
+	// route: a NAT64 network's host).
+	IPv6Only bool
+	// Pref64, when valid, is the NAT64 prefix the DNS server reveals for
+	// ipv4only.arpa while the row runs (RFC 7050: 192.0.0.170 and .171
+	// synthesized into it), and the IPv4 addresses the row names get a
+	// healthy listener at their synthesis (see NAT64Listeners). Rows that
+	// run in the IPv6-only namespace or set a prefix run one at a time:
+	// ipv4only.arpa is one name for the whole bed (no prefix: NXDOMAIN).
+	Pref64 netip.Prefix
 }
 
 // Expect is the end a correct client reaches.
@@ -36,6 +49,10 @@ type Expect struct {
 	// When it must fail: the contract's error fields that must match (empty
 	// fields are not checked).
 	Errno, EAI, Timeout string
+	// SynthesizedFrom is the IPv4 address a NAT64 winner stands for; a
+	// client that reports "synthesized_from" must report it (and must
+	// report nothing when it is invalid).
+	SynthesizedFrom netip.Addr
 }
 
 // Family is "ipv6" or "ipv4", as the contract prints it.
@@ -74,10 +91,18 @@ func (s Scenario) Features() []string {
 	return out
 }
 
-// Install gives the row's name its DNS behaviours in bed.
-func (s Scenario) Install(bed *Bed) {
+// Install gives the row's name its DNS behaviours in bed, and the row's
+// NAT64 addresses their listeners.
+func (s Scenario) Install(bed *Bed) error {
+	if s.Pref64.IsValid() {
+		for _, v4 := range NAT64Listeners {
+			if err := bed.Impair(core.NAT64Synthesize(s.Pref64, v4), Healthy()); err != nil {
+				return err
+			}
+		}
+	}
 	if _, err := netip.ParseAddr(s.Host); err == nil {
-		return
+		return nil
 	}
 	if s.AAAA != nil {
 		bed.DNS.Set(s.Host, typeAAAA, *s.AAAA)
@@ -85,4 +110,28 @@ func (s Scenario) Install(bed *Bed) {
 	if s.A != nil {
 		bed.DNS.Set(s.Host, typeA, *s.A)
 	}
+	return nil
+}
+
+// NAT64Listeners are the IPv4 addresses whose synthesis into a row's
+// Pref64 gets a healthy listener: the rows connect to V4Good1 and V4Good2
+// through NAT64 (the test bed has no translator: the server simply owns
+// the synthesized IPv6 addresses).
+var NAT64Listeners = []netip.Addr{V4Good1, V4Good2}
+
+// serialized reports whether the row must run alone: it sets (or needs
+// unset) ipv4only.arpa's answer.
+func (s Scenario) serialized() bool { return s.IPv6Only || s.Pref64.IsValid() }
+
+// setPref64 makes the DNS server reveal p for ipv4only.arpa (RFC 7050:
+// both well-known addresses synthesized into it), or NXDOMAIN when p is
+// not valid.
+func (b *Bed) setPref64(p netip.Prefix) {
+	if !p.IsValid() {
+		b.DNS.Set(core.IPv4OnlyName, typeAAAA, NXDomain())
+		b.DNS.Set(core.IPv4OnlyName, typeA, NXDomain())
+		return
+	}
+	b.DNS.Set(core.IPv4OnlyName, typeAAAA, Answer(core.NAT64Synthesize(p, core.IPv4OnlyAddrs[0]), core.NAT64Synthesize(p, core.IPv4OnlyAddrs[1])))
+	b.DNS.Set(core.IPv4OnlyName, typeA, Answer(core.IPv4OnlyAddrs[0], core.IPv4OnlyAddrs[1]))
 }

@@ -86,6 +86,7 @@ func Scenarios() []Scenario {
 			Args: []string{"--open-timeout", "500"},
 			AAAA: b(Answer(V6Blackhole1)), A: b(Answer(V4Blackhole1)), Want: Expect{Timeout: "open_timeout"}, IdealMS: 500},
 	}
+	rows = append(rows, nat64Scenarios()...)
 	for i := range rows {
 		r := &rows[i]
 		if r.Host == "" {

@@ -84,7 +84,9 @@ func RunSuite(ctx context.Context, bed *Bed, client []string, rows []Scenario, s
 		parallel = 1
 	}
 	for _, r := range rows {
-		r.Install(bed)
+		if err := r.Install(bed); err != nil {
+			return nil, err
+		}
 	}
 	results := make([]RowResult, len(rows))
 	sem := make(chan struct{}, parallel)

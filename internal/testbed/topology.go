@@ -99,6 +99,9 @@ func (b *Bed) createTopology(extraHosts string) error {
 			return err
 		}
 	}
+	if err := b.createV6Only(); err != nil {
+		return err
+	}
 	return b.writeClientFiles(extraHosts)
 }
 
@@ -140,6 +143,17 @@ func (b *Bed) writeClientFiles(extraHosts string) error {
 	}
 	for name, content := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			return fmt.Errorf("testbed: %w", err)
+		}
+	}
+	// The IPv6-only client asks the DNS server over IPv6.
+	dir6 := filepath.Join("/etc/netns", b.V6OnlyNS)
+	if err := os.MkdirAll(dir6, 0o755); err != nil {
+		return fmt.Errorf("testbed: %w", err)
+	}
+	files["resolv.conf"] = fmt.Sprintf(resolvConf, DNSServerV6)
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir6, name), []byte(content), 0o644); err != nil {
 			return fmt.Errorf("testbed: %w", err)
 		}
 	}

@@ -56,7 +56,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	for _, s := range testbed.Scenarios() {
-		s.Install(bed)
+		if err := s.Install(bed); err != nil {
+			fmt.Fprintln(os.Stderr, "bedtest:", err)
+			bed.Close()
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	bed.Close()

@@ -48,6 +48,10 @@ type Machine struct {
 	prefixes     []netip.Prefix
 	prefixWait   bool
 	heldForNAT64 []netip.Addr
+	// IPv6 answers wait for discovery too, but only until heldV6Until
+	// (the Resolution Delay after the first of them): see admit.
+	heldV6      []netip.Addr
+	heldV6Until time.Duration
 
 	acts []Action
 }
@@ -207,8 +211,11 @@ func (m *Machine) evaluate(now time.Duration) {
 	if m.rdActive && now >= m.rdUntil {
 		m.rdActive = false
 	}
+	if len(m.heldV6) > 0 && now >= m.heldV6Until {
+		m.releaseHeldV6()
+	}
 	m.maybeStartAttempt(now)
-	if m.inflight == 0 && m.untried == 0 && !m.lookupPending() && !m.prefixWait {
+	if m.inflight == 0 && m.untried == 0 && !m.lookupPending() && !m.prefixWait && len(m.heldV6) == 0 {
 		m.fail(now)
 		return
 	}
@@ -400,6 +407,9 @@ func (m *Machine) armTimer(now time.Duration) {
 	}
 	if m.rdActive {
 		consider(m.rdUntil)
+	}
+	if len(m.heldV6) > 0 {
+		consider(m.heldV6Until)
 	}
 	if !m.cfg.Serial && !m.rdActive && m.untried > 0 && m.inflight > 0 {
 		at := m.lastStart + m.cfg.ConnectionAttemptDelay

@@ -27,6 +27,11 @@ func (m *Machine) startNAT64(now time.Duration) {
 // are. With it, an IPv4 destination is held while discovery runs, then
 // synthesized into the first prefix when RFC 6052 allows it (it stays
 // IPv4 otherwise, and fails as IPv4 does on a host without an IPv4 route).
+// An IPv6 destination that arrives while discovery runs (only on the first
+// connect on a network) waits for it at most the Resolution Delay: a DNS64
+// answer among them can only be sorted as IPv4 once the prefix is known,
+// and the discovery's answer comes from the same resolver, so it is
+// usually there first or within a round trip.
 func (m *Machine) admit(now time.Duration, addrs []netip.Addr) {
 	if m.cfg.NAT64 == nil {
 		m.addAddrs(addrs, nil)
@@ -46,6 +51,12 @@ func (m *Machine) admit(now time.Duration, addrs []netip.Addr) {
 				v4, a = a, Embed(m.prefixes[0], a)
 				m.trace(now, TraceEvent{Kind: TraceSynthesized, Addr: netip.AddrPortFrom(a, m.cfg.Port), From: v4, Prefixes: m.prefixes[:1]})
 			}
+		} else if m.prefixWait && !m.cfg.Serial {
+			if len(m.heldV6) == 0 {
+				m.heldV6Until = now + m.cfg.ResolutionDelay
+			}
+			m.heldV6 = append(m.heldV6, a)
+			continue
 		}
 		out = append(out, a)
 		from = append(from, v4)
@@ -53,6 +64,13 @@ func (m *Machine) admit(now time.Duration, addrs []netip.Addr) {
 	if len(out) > 0 {
 		m.addAddrs(out, from)
 	}
+}
+
+// releaseHeldV6 lets the IPv6 destinations held for discovery race.
+func (m *Machine) releaseHeldV6() {
+	held := m.heldV6
+	m.heldV6 = nil
+	m.addAddrs(held, nil)
 }
 
 // prefixDone ends the wait for discovery: the held IPv4 destinations are
@@ -65,8 +83,8 @@ func (m *Machine) prefixDone(now time.Duration, prefixes []netip.Prefix, err err
 	m.prefixWait = false
 	m.prefixes = validPrefixes(prefixes)
 	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.prefixes, Err: err, Detail: "discovered"})
-	held := m.heldForNAT64
-	m.heldForNAT64 = nil
+	held := append(m.heldV6, m.heldForNAT64...)
+	m.heldForNAT64, m.heldV6 = nil, nil
 	m.admit(now, held)
 	if len(m.prefixes) > 0 && len(m.cands) > 1 {
 		m.reorder()

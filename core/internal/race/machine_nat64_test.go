@@ -92,18 +92,33 @@ func TestNAT64NeverSynthesizesLoopback(t *testing.T) {
 	}
 }
 
-// A name: AAAA races at once while discovery runs; the A answer is held
-// until the prefix is known and then joins as its synthesis.
-func TestNAT64AAnswerHeldUntilPrefix(t *testing.T) {
+// A name on the first connect of a network: the A answer is held until
+// the prefix is known, the AAAA answer at most the Resolution Delay; when
+// the prefix comes, both join, sorted with it (a DNS64 AAAA listed first
+// goes after the real one).
+func TestNAT64AnswersHeldForDiscovery(t *testing.T) {
 	h := newHarness(t, nat64Config(nil, NAT64Config{Pending: true}))
 	h.start()
-	h.wantStarted(h.step(5, answered(IPv6, v6a)), v6a)
-	acts := h.step(10, answered(IPv4, v4a))
+	acts := h.step(5, answered(IPv6, synth4a, v6a))
 	h.wantStarted(acts)
+	h.wantTimer(acts, 55)
+	h.wantStarted(h.step(10, answered(IPv4, v4a)))
 	acts = h.step(30, Event{Kind: EventPrefix64, Prefixes: []netip.Prefix{pref96}})
-	h.wantStarted(acts)
-	h.wantTimer(acts, 255)
-	h.wantStarted(h.step(255), synth4a)
+	h.wantStarted(acts, v6a)
+	h.wantTimer(acts, 280)
+	h.wantStarted(h.step(280), synth4a)
+}
+
+// Discovery slower than the Resolution Delay: the AAAA answer races after
+// it, the A answer still waits for the prefix.
+func TestNAT64AAAANotHeldBeyondResolutionDelay(t *testing.T) {
+	h := newHarness(t, nat64Config(nil, NAT64Config{Pending: true}))
+	h.start()
+	h.step(5, answered(IPv4, v4a))
+	h.wantStarted(h.step(6, answered(IPv6, v6a)))
+	h.wantStarted(h.step(56), v6a)
+	acts := h.step(400, Event{Kind: EventPrefix64, Prefixes: []netip.Prefix{pref96}})
+	h.wantStarted(acts, synth4a)
 }
 
 // An IPv4 literal alone, discovery still running, and the race canceled:

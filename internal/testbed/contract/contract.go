@@ -2,10 +2,13 @@
 // scenario-client contract for Go clients (hev2-dial and the Go peers):
 //
 //	client [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
-//	       [--no-fast-fallback] [--family 4|6] [--resolver system|builtin] HOST PORT
+//	       [--no-fast-fallback] [--family 4|6] [--resolver system|builtin]
+//	       [--no-nat64] HOST PORT
 //
 // A client connects once, prints one line of JSON on stdout and exits 0 on
-// success, 1 on connection failure, 2 on usage error.
+// success, 1 on connection failure, 2 on usage error. A winner reached
+// through NAT64 carries "synthesized_from" (the IPv4 address its IPv6
+// address embeds) when the client's API tells it.
 package contract
 
 import (
@@ -31,6 +34,7 @@ const (
 type Options struct {
 	ResolvTimeout, ConnectTimeout, OpenTimeout time.Duration
 	NoFastFallback                             bool
+	NoNAT64                                    bool
 	Family                                     int // 0 (both), 4 or 6
 	Resolver                                   string
 	Host                                       string
@@ -47,6 +51,7 @@ func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
 	open := fs.Int("open-timeout", 0, "overall timeout in ms (0: none)")
 	fs.BoolVar(&o.NoFastFallback, "no-fast-fallback", false, "resolve both families, then try each address in turn")
 	fs.IntVar(&o.Family, "family", 0, "restrict to address family 4 or 6")
+	fs.BoolVar(&o.NoNAT64, "no-nat64", false, "never reach IPv4 through a NAT64 prefix")
 	fs.StringVar(&o.Resolver, "resolver", "system", "system or builtin")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [options] HOST PORT\n", prog)
@@ -104,6 +109,9 @@ type Event struct {
 	Addrs   []string `json:"addrs,omitempty"`
 	Timeout string   `json:"timeout,omitempty"`
 	Error   string   `json:"error,omitempty"`
+	// Detail is a word of context: the NAT64 prefixes of nat64-prefix,
+	// "from IPv4" of synthesized.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Output is the contract's one JSON line.
@@ -117,6 +125,9 @@ type Output struct {
 	Events    []Event `json:"events,omitempty"`
 	// Report is the race's establishment report (report.go); optional.
 	Report *Report `json:"report,omitempty"`
+	// SynthesizedFrom is the IPv4 address a NAT64-synthesized winner
+	// embeds (absent otherwise).
+	SynthesizedFrom string `json:"synthesized_from,omitempty"`
 }
 
 // Success fills an Output for a won connection.
