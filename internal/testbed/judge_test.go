@@ -1,9 +1,12 @@
 package testbed
 
 import (
+	"maps"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hev2/hev2/core"
 )
 
 func TestJudge(t *testing.T) {
@@ -91,8 +94,20 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("duplicate scenario %s", r.Name)
 		}
 		seen[r.Name] = true
+		// A row's NAT64 prefix gives the synthesis of NAT64Listeners a
+		// healthy listener (Scenario.Install).
+		rowLayout := layout
+		if r.Pref64.IsValid() {
+			rowLayout = maps.Clone(layout)
+			for _, v4 := range NAT64Listeners {
+				rowLayout[core.NAT64Synthesize(r.Pref64, v4)] = Healthy()
+			}
+		}
+		if r.Want.SynthesizedFrom.IsValid() && r.Want.Winner != core.NAT64Synthesize(r.Pref64, r.Want.SynthesizedFrom) {
+			t.Errorf("%s: winner %v is not %v synthesized into %v", r.Name, r.Want.Winner, r.Want.SynthesizedFrom, r.Pref64)
+		}
 		if w := r.Want.Winner; w.IsValid() {
-			if imp, ok := layout[w]; !ok || !imp.listens() || imp.Kind == KindBlackhole {
+			if imp, ok := rowLayout[w]; !ok || !imp.listens() || imp.Kind == KindBlackhole {
 				t.Errorf("%s: winner %v cannot accept (%v)", r.Name, w, imp)
 			}
 		} else if r.Want.Errno == "" && r.Want.EAI == "" && r.Want.Timeout == "" {

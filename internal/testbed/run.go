@@ -92,15 +92,17 @@ func (r RowResult) Outcome() string {
 // RunRow runs client (the command words of a contract client) for row
 // inside the bed's client namespace and judges the result.
 func RunRow(ctx context.Context, bed *Bed, client []string, row Scenario) RowResult {
-	// A hung client is killed well past the row's gross bound.
-	ctx, cancel := context.WithTimeout(ctx, time.Duration(row.BoundMS)*time.Millisecond+2*time.Second)
-	defer cancel()
-	argv := append(append(append([]string{}, client...), row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
 	if row.serialized() {
+		// Before the row's clock starts: waiting for another NAT64
+		// row is not the client's time.
 		bed.pref64.Lock()
 		defer bed.pref64.Unlock()
 		bed.setPref64(row.Pref64)
 	}
+	// A hung client is killed well past the row's gross bound.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(row.BoundMS)*time.Millisecond+2*time.Second)
+	defer cancel()
+	argv := append(append(append([]string{}, client...), row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
 	start := time.Now()
 	res, err := bed.ExecIn(ctx, bed.ClientNSFor(row), argv...)
 	rr := RowResult{Scenario: row, Exit: res.ExitCode, Wall: time.Since(start), Stderr: res.Stderr}

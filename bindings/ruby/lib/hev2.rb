@@ -24,7 +24,11 @@ module Hev2
     # keepalive: (idle seconds), trace: (called with each Hev2::Event),
     # trace_files: ({svg: path, qlog: path, chrome: path}, any of them: the
     # race written by the library once decided, won or failed; see
-    # core/TRACES.md).
+    # core/TRACES.md),
+    # nat64: (false: never reach IPv4 through the network's NAT64 prefix;
+    # by default, on a host with IPv6 and no IPv4 route, an IPv4 address is
+    # reached at its synthesis in the discovered prefix: the Socket is then
+    # AF_INET6, and a trace shows a "synthesized" event).
     def tcp(host, port, local_host = nil, local_port = nil, resolv_timeout: nil,
             connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
       sock = socket(::Socket, host, port, local_host, local_port, resolv_timeout,

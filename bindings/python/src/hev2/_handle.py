@@ -193,6 +193,8 @@ def options_for(req: ConnectRequest, waiter: bool = False) -> _abi.Options | Non
         o.keepalive_ms = milliseconds(req.keepalive)
     if req.trace_files:
         o.record_events = 1
+    if not req.nat64:
+        o.nat64 = _abi.NAT64_OFF
     # o.blocking stays 0: the fd comes back non-blocking and Python's
     # settimeout() sets the mode with one ioctl(FIONBIO); the library's
     # switch costs two fcntl calls (measured with strace).

@@ -46,6 +46,8 @@ MORE_OPTIONS = {
     "nodelay": "set TCP_NODELAY on the returned socket",
     "keepalive": "turn TCP keep-alive on with this idle time in seconds",
     "trace_files": "write the race to files: a mapping of 'svg', 'qlog' or 'chrome' to a path",
+    "nat64": "False: never reach IPv4 through the network's NAT64 prefix (default True: on a host with"
+    " IPv6 and no IPv4 route, IPv4 addresses are reached through it and the socket is AF_INET6)",
 }
 
 # trace_files' keys: the library's trace formats (hev2_write_trace).
@@ -76,6 +78,7 @@ class ConnectRequest:
         "nodelay",
         "keepalive",
         "trace_files",
+        "nat64",
         "socket_timeout",
         "connect_timeout_from_socket",
     )
@@ -102,6 +105,7 @@ class ConnectRequest:
         keepalive: float | None = None,
         # (format, path) pairs: the race is recorded and written to each.
         trace_files: tuple[tuple[str, str], ...] = (),
+        nat64: bool = True,
         # The timeout the returned socket gets (socket.settimeout's argument).
         socket_timeout: float | None = None,
         # connect_timeout is socket_timeout (no bound of the library's own):
@@ -126,6 +130,7 @@ class ConnectRequest:
         self.nodelay = nodelay
         self.keepalive = keepalive
         self.trace_files = trace_files
+        self.nat64 = nat64
         self.socket_timeout = socket_timeout
         self.connect_timeout_from_socket = connect_timeout_from_socket
 
@@ -165,6 +170,7 @@ class ConnectRequest:
             and self.nodelay is False
             and self.keepalive is None
             and not self.trace_files
+            and self.nat64 is True
         )
 
 
@@ -429,6 +435,7 @@ def build_request(
         nodelay=flag("nodelay", more.get("nodelay", False)),
         keepalive=seconds("keepalive", more.get("keepalive")),
         trace_files=trace_files_of(more.get("trace_files")),
+        nat64=flag("nat64", more.get("nat64", True)),
         socket_timeout=sock_timeout,
         connect_timeout_from_socket=from_socket,
     )

@@ -3,7 +3,7 @@
     hev2-client [--asyncio] [--resolv-timeout MS] [--connect-timeout MS]
         [--open-timeout MS] [--no-fast-fallback] [--family 4|6]
         [--resolver system|builtin] [--nameserver ADDR]... [--static NAME:ADDR[,ADDR]]...
-        HOST PORT
+        [--no-nat64] HOST PORT
 
 It implements the project's shared client contract so that the test bed
 runs the same scenario table through Python as through Go, C and Ruby:
@@ -49,6 +49,7 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--resolver", choices=("system", "builtin"))
     p.add_argument("--nameserver", action="append", default=[], metavar="ADDR", help="for --resolver builtin")
     p.add_argument("--static", action="append", default=[], metavar="NAME:ADDR[,ADDR]", help="static addresses")
+    p.add_argument("--no-nat64", action="store_true", help="never reach IPv4 through a NAT64 prefix")
     p.add_argument("host")
     p.add_argument("port")
     return p.parse_args(argv)
@@ -70,6 +71,8 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
         kw["family"] = socket.AF_INET if args.family == "4" else socket.AF_INET6
     if args.resolver:
         kw["resolver"] = args.resolver
+    if args.no_nat64:
+        kw["nat64"] = False
     if args.nameserver:
         kw["nameservers"] = args.nameserver
     if args.static:

@@ -18,7 +18,7 @@ module Hev2
     :resolv_timeout, :connect_timeout, :open_timeout, :fast_fallback,
     :resolution_delay, :connection_attempt_delay, :first_address_family_count,
     :family, :resolver, :nameservers, :addresses, :nodelay, :keepalive, :trace,
-    :trace_files,
+    :trace_files, :nat64,
     keyword_init: true
   )
 
@@ -28,7 +28,7 @@ module Hev2
     # Hev2.tcp). Durations are in seconds, like Ruby's timeouts.
     EXTRA_KEYWORDS = %i[
       resolution_delay connection_attempt_delay first_address_family_count
-      family resolver nameservers addresses nodelay keepalive trace trace_files
+      family resolver nameservers addresses nodelay keepalive trace trace_files nat64
     ].freeze
 
     # trace_files: keys -> the library's trace formats (hev2_write_trace).
@@ -73,6 +73,7 @@ module Hev2
         keepalive: duration(more[:keepalive], "keepalive"),
         trace: callable(more[:trace]),
         trace_files: trace_files(more[:trace_files]),
+        nat64: more.key?(:nat64) ? boolean(more[:nat64], "nat64") : true,
       )
     end
 

@@ -294,6 +294,7 @@ module Hev2
       put.(:nodelay, req.nodelay ? 1 : 0)
       put.(:keepalive_ms, timeout_ms(req.keepalive))
       put.(:record_events, req.trace || req.trace_files ? 1 : 0)
+      put.(:nat64, req.nat64 ? N::NAT64_AUTO : N::NAT64_OFF)
 
       host = req.host
       statics = nil
