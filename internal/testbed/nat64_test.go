@@ -1,0 +1,221 @@
+package testbed
+
+// NAT64 through the Go API, inside the bed's IPv6-only namespace. The
+// engine learns the host's network in the namespace of its first connect,
+// so these tests re-run this test binary there (`ip netns exec`) in child
+// mode: TestMain sees nat64ChildEnv, connects as the parent says on stdin
+// and prints one JSON line per connect. (The scenario rows prove the same
+// through every client, one connect per process; these look inside one
+// process: its trace, its cache, a network change.)
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/core"
+)
+
+const nat64ChildEnv = "HEV2_TESTBED_NAT64_CHILD"
+
+// nat64Connect is one connect as the child saw it.
+type nat64Connect struct {
+	Addr            string
+	SynthesizedFrom string
+	Prefixes        []string
+	Err             string
+	Trace           []string // "kind detail" per trace event
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(nat64ChildEnv) != "" {
+		nat64Child()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// nat64Child connects once per line of stdin ("HOST PORT"); the line
+// "wait-prefix HOST PORT OLD" connects until the prefix in use is no
+// longer OLD (at most 5 s: netlink's news of a change takes a moment).
+func nat64Child() {
+	in := bufio.NewScanner(os.Stdin)
+	out := json.NewEncoder(os.Stdout)
+	for in.Scan() {
+		f := strings.Fields(in.Text())
+		if len(f) == 4 && f[0] == "wait-prefix" {
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				c := nat64ConnectOnce(f[1], f[2])
+				if !slices.Contains(c.Prefixes, f[3]) || time.Now().After(deadline) {
+					out.Encode(c)
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			continue
+		}
+		out.Encode(nat64ConnectOnce(f[0], f[1]))
+	}
+}
+
+func nat64ConnectOnce(host, port string) nat64Connect {
+	var c nat64Connect
+	p, err := core.ParsePort(port)
+	if err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	d := core.Dialer{Trace: func(ev core.TraceEvent) {
+		line := ev.Kind.String()
+		for _, p := range ev.Prefixes {
+			line += " " + p.String()
+		}
+		if ev.Addr.IsValid() {
+			line += " " + ev.Addr.Addr().String()
+		}
+		if ev.From.IsValid() {
+			line += " from " + ev.From.String()
+		}
+		c.Trace = append(c.Trace, line)
+	}}
+	res, err := d.Connect(context.Background(), host, p)
+	if err != nil {
+		c.Err = err.Error()
+		return c
+	}
+	unix.Close(res.FD)
+	c.Addr = res.Addr.Addr().String()
+	if res.SynthesizedFrom.IsValid() {
+		c.SynthesizedFrom = res.SynthesizedFrom.String()
+	}
+	for _, p := range res.NAT64Prefixes {
+		c.Prefixes = append(c.Prefixes, p.String())
+	}
+	return c
+}
+
+// nat64Session is a child in the IPv6-only namespace.
+type nat64Session struct {
+	t     *testing.T
+	stdin io.WriteCloser
+	lines *bufio.Scanner
+}
+
+func startNAT64Child(t *testing.T, bed *Bed) *nat64Session {
+	t.Helper()
+	cmd := bed.CommandIn(context.Background(), bed.V6OnlyNS, os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), nat64ChildEnv+"=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	return &nat64Session{t: t, stdin: stdin, lines: bufio.NewScanner(stdout)}
+}
+
+func (s *nat64Session) connect(line string) nat64Connect {
+	s.t.Helper()
+	fmt.Fprintln(s.stdin, line)
+	if !s.lines.Scan() {
+		s.t.Fatalf("%s: the child ended", line)
+	}
+	var c nat64Connect
+	if err := json.Unmarshal(s.lines.Bytes(), &c); err != nil {
+		s.t.Fatal(err)
+	}
+	return c
+}
+
+func startNAT64Bed(t *testing.T) *Bed {
+	t.Helper()
+	bed, err := Start(Options{SkipSelfCheck: true})
+	if errors.Is(err, ErrNotRoot) {
+		t.Skip("needs root (network namespaces)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bed.Close() })
+	return bed
+}
+
+func (c nat64Connect) has(t *testing.T, what string, want nat64Connect) {
+	t.Helper()
+	if c.Err != "" || c.Addr != want.Addr || c.SynthesizedFrom != want.SynthesizedFrom || !slices.Equal(c.Prefixes, want.Prefixes) {
+		t.Fatalf("%s: got %+v, want %+v", what, c, want)
+	}
+}
+
+// The first connect on the network discovers the prefix and synthesizes
+// the IPv4 literal; the trace says both, in that order.
+func TestNAT64TraceShowsDiscoveryAndSynthesis(t *testing.T) {
+	bed := startNAT64Bed(t)
+	p := NAT64Prefixes[2] // /48
+	if err := (Scenario{Pref64: p}).Install(bed); err != nil {
+		t.Fatal(err)
+	}
+	bed.setPref64(p)
+	child := startNAT64Child(t, bed)
+	synth := core.NAT64Synthesize(p, V4Good1)
+	c := child.connect(fmt.Sprintf("%s %d", V4Good1, bed.Port))
+	c.has(t, "first connect", nat64Connect{Addr: synth.String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p.String()}})
+	want := []string{
+		"nat64-discovery",
+		"nat64-prefix " + p.String(),
+		"synthesized " + p.String() + " " + synth.String() + " from " + V4Good1.String(),
+		"attempt-started " + synth.String() + " from " + V4Good1.String(),
+		"attempt-won " + synth.String() + " from " + V4Good1.String(),
+		"done",
+	}
+	if !slices.Equal(c.Trace, want) {
+		t.Fatalf("trace:\n  %s\nwant:\n  %s", strings.Join(c.Trace, "\n  "), strings.Join(want, "\n  "))
+	}
+	// The second connect takes the prefix from the cache: no discovery.
+	c = child.connect(fmt.Sprintf("%s %d", V4Good1, bed.Port))
+	if len(c.Trace) == 0 || c.Trace[0] != "nat64-prefix "+p.String() {
+		t.Fatalf("second connect's trace starts %q, want the cached prefix", c.Trace)
+	}
+}
+
+// The prefix is cached per network: a new answer for ipv4only.arpa is not
+// seen until the network changes (a router appears: netlink tells), and
+// then it is.
+func TestNAT64NetworkChangeFlushesThePrefix(t *testing.T) {
+	bed := startNAT64Bed(t)
+	p1, p2 := NAT64Prefixes[5], NAT64Prefixes[3] // /96, then /56
+	for _, p := range []netip.Prefix{p1, p2} {
+		if err := (Scenario{Pref64: p}).Install(bed); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bed.setPref64(p1)
+	child := startNAT64Child(t, bed)
+	literal := fmt.Sprintf("%s %d", V4Good1, bed.Port)
+	first := nat64Connect{Addr: core.NAT64Synthesize(p1, V4Good1).String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p1.String()}}
+	child.connect(literal).has(t, "first connect", first)
+
+	bed.setPref64(p2)
+	child.connect(literal).has(t, "same network, the DNS now says "+p2.String(), first)
+
+	out, err := exec.Command("ip", "-n", bed.V6OnlyNS, "-6", "route", "add", "default", "via", ServerLinkV6Only.String(), "dev", "n6").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ip route add default: %v: %s", err, out)
+	}
+	child.connect("wait-prefix " + literal + " " + p1.String()).has(t, "after the network changed",
+		nat64Connect{Addr: core.NAT64Synthesize(p2, V4Good1).String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p2.String()}})
+}
