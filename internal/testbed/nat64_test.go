@@ -216,6 +216,6 @@ func TestNAT64NetworkChangeFlushesThePrefix(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ip route add default: %v: %s", err, out)
 	}
-	child.connect("wait-prefix " + literal + " " + p1.String()).has(t, "after the network changed",
+	child.connect("wait-prefix "+literal+" "+p1.String()).has(t, "after the network changed",
 		nat64Connect{Addr: core.NAT64Synthesize(p2, V4Good1).String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p2.String()}})
 }
