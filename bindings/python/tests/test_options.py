@@ -77,6 +77,7 @@ def test_zero_timeout_is_a_non_blocking_socket_and_no_bound():
         ({"resolver": "builtin", "nameservers": ["::1,::2"]}, ValueError, "list format"),
         ({"first_address_family_count": "2"}, TypeError, "first_address_family_count"),
         ({"nodelay": "yes"}, TypeError, "nodelay"),
+        ({"nat64": 0}, TypeError, "nat64"),
         ({"bogus": 1}, TypeError, "bogus"),
     ],
 )
@@ -187,3 +188,14 @@ def test_seconds_become_milliseconds_without_turning_into_none():
     assert milliseconds(-0.0001) == -1  # negative stays negative, for the library to refuse
     assert milliseconds(1e12) == 2**31 - 1  # saturated, never wrapped into range
     assert milliseconds(-math.inf) == -(2**31)
+
+
+def test_nat64_off_reaches_the_options_struct():
+    from hev2 import _abi
+    from hev2._handle import options_for
+
+    assert request().nat64 is True and request().default_options()
+    off = request(nat64=False)
+    assert not off.default_options()
+    assert options_for(off).nat64 == _abi.NAT64_OFF
+    assert options_for(request(nat64=True, nodelay=True)).nat64 == _abi.NAT64_AUTO

@@ -122,6 +122,12 @@ class TestArguments < Minitest::Test
     assert_raises(TypeError) { build(nodelay: "yes") }
   end
 
+  def test_nat64_is_on_unless_turned_off
+    assert_equal true, build.nat64
+    assert_equal false, build(nat64: false).nat64
+    assert_raises(TypeError) { build(nat64: "no") }
+  end
+
   def test_more_keywords
     r = build(family: :ipv6, resolution_delay: 0.01, connection_attempt_delay: 0.05,
               first_address_family_count: 2, nodelay: true, addresses: ["::1", "127.0.0.1"])
