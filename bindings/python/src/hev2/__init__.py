@@ -7,6 +7,8 @@
 - ``hev2.install()`` / ``hev2.uninstall()``: opt-in, makes
   ``socket.create_connection`` (and so http.client, urllib, ...) and
   urllib3's own connect loop (so requests) use hev2;
+- ``hev2.create_connection(..., report=True)`` and ``hev2.report_of(sock)``:
+  the race's establishment report (``hev2.Report``, a dataclass);
 - ``hev2.httpx.HTTPTransport`` / ``AsyncHTTPTransport``: httpx transports;
   ``hev2.aiohttp.TCPConnector``: an aiohttp connector (imported on first use).
 
@@ -25,17 +27,26 @@ from ._lib import LibraryError
 # what only some programs use is imported when first used.
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
+    import socket
     from typing import Any
 
     from . import aio as aio
     from . import aiohttp as aiohttp
     from . import httpx as httpx
     from ._errors import ForkedError as ForkedError
+    from ._report import AttemptReport as AttemptReport
+    from ._report import LookupReport as LookupReport
+    from ._report import Phase as Phase
+    from ._report import Report as Report
 
 __all__ = [
+    "AttemptReport",
     "CapacityError",
     "ForkedError",
     "LibraryError",
+    "LookupReport",
+    "Phase",
+    "Report",
     "aio",
     "aiohttp",
     "create_connection",
@@ -45,6 +56,7 @@ __all__ = [
     "installed",
     "library_path",
     "library_version",
+    "report_of",
     "set_max_handles",
     "stats",
     "uninstall",
@@ -66,6 +78,11 @@ def __getattr__(name: str) -> Any:
         from ._errors import ForkedError
 
         return ForkedError
+    # The report's dataclasses, likewise (hev2._report).
+    if name in ("Report", "Phase", "LookupReport", "AttemptReport"):
+        from . import _report
+
+        return getattr(_report, name)
     raise AttributeError(f"module 'hev2' has no attribute {name!r}")
 
 
@@ -112,3 +129,11 @@ def stats() -> dict[str, int]:
     s.size = ctypes.sizeof(s)
     check(api().hev2_stats(ctypes.byref(s)))
     return {name: getattr(s, name) for name, _ in _abi.StatsInfo._fields_ if name != "size"}
+
+
+def report_of(sock: socket.socket) -> Report | None:
+    """The establishment report of a socket ``create_connection(...,
+    report=True)`` returned (a ``hev2.Report``), or None for any other."""
+    from ._report import report_of as of
+
+    return of(sock)

@@ -20,6 +20,9 @@ from ._abi_gen import (
     AttemptInfo,
     EventInfo,
     Options,
+    ReportAttemptInfo,
+    ReportInfo,
+    ReportLookupInfo,
     ResultInfo,
     StatsInfo,
     hev2_conn,
@@ -31,7 +34,8 @@ from ._lib import LibraryError, library
 # the library must be of its major version and not older. That is 1.2 at
 # least: create_connection's races are driven by the waiter
 # (hev2_options.drive, 1.2) and the options struct is filled by
-# hev2_options_init_size (1.2).
+# hev2_options_init_size (1.2); 1.3 adds the report (hev2_report*) that
+# create_connection(report=True) reads.
 HEADER_VERSION = VERSION_NUM
 assert HEADER_VERSION >= 10200, "the generated ABI predates hev2_options.drive"
 
@@ -70,6 +74,10 @@ PROTOTYPES = {
     "hev2_options_init_size": (c_int, [POINTER(Options), c_size_t]),
     # 1.3
     "hev2_write_trace": (c_int, [hev2_conn, c_int, c_int, c_char_p]),
+    # 1.3: the establishment report (hev2.create_connection(report=True)).
+    "hev2_report": (c_int, [hev2_conn, POINTER(ReportInfo)]),
+    "hev2_report_lookup": (c_int, [hev2_conn, c_int, POINTER(ReportLookupInfo)]),
+    "hev2_report_attempt": (c_int, [hev2_conn, c_int, POINTER(ReportAttemptInfo)]),
 }
 
 

@@ -35,6 +35,7 @@ def create_connection(
     connect_timeout: float | None = None,
     open_timeout: float | None = None,
     fast_fallback: bool = True,
+    report: bool = False,
     **more: Any,
 ) -> socket.socket:
     """Connect to *address* ``(host, port)`` racing IPv6 and IPv4 (RFC 8305)
@@ -74,6 +75,11 @@ def create_connection(
         ``trace_files`` (the race written to files by the library once it is
         decided, won or failed: ``{"svg": "race.svg", "qlog": "race.qlog",
         "chrome": "race.json"}``, any subset; see ``core/TRACES.md``).
+    report: True records the race and keeps its establishment report (a
+        ``hev2.Report``: who won and why, the phases, each lookup and
+        attempt): ``hev2.report_of(sock)`` for the returned socket,
+        ``exc.hev2_report`` on the exception of a failure. It costs the
+        recording and a few more calls into the library; off, nothing.
 
     Errors: a connection failure raises ``OSError`` of the right subclass
     (``ConnectionRefusedError`` ...) with the errno of the last failed
@@ -95,6 +101,10 @@ def create_connection(
         more=more,
     )
     all_errors = bool(all_errors)
+    if report:
+        from ._report import connect_reporting
+
+        return connect_reporting(req, all_errors)
     outcome = connect_blocking(req)
     if not isinstance(outcome, Winner):
         # Not imported by `import hev2` (dataclasses); the first connection loaded it.

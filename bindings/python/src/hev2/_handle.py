@@ -143,16 +143,17 @@ def waiter_default_options() -> _abi.Options:
     return _waiter_default
 
 
-def options_for(req: ConnectRequest, waiter: bool = False) -> _abi.Options | None:
+def options_for(req: ConnectRequest, waiter: bool = False, record: bool = False) -> _abi.Options | None:
     """The options struct hev2_connect gets for req. waiter: the race is
     played by the thread that waits for it (hev2_wait, HEV2_DRIVE_WAITER);
     otherwise by a library thread (the default, for hev2_fd watchers).
+    record: the race's events are kept, for its report (record_events).
 
     When every option is the default: None (NULL, which the library reads as
     its defaults) for a library-driven race, the shared waiter_default_options()
     for a waiter-driven one. Otherwise hev2_options_init_size's defaults,
     copied, with only the fields the caller chose set (and drive)."""
-    if req.default_options():
+    if req.default_options() and not record:
         return waiter_default_options() if waiter else None
     template = options_template()
     o = _abi.Options.from_buffer_copy(template)
@@ -200,6 +201,8 @@ def options_for(req: ConnectRequest, waiter: bool = False) -> _abi.Options | Non
     # switch costs two fcntl calls (measured with strace).
     if waiter:
         o.drive = _abi.DRIVE_WAITER
+    if record:
+        o.record_events = 1
     return o
 
 
@@ -263,14 +266,14 @@ class Handle:
         h._released = False
         return h
 
-    def __init__(self, req: ConnectRequest, waiter: bool = False) -> None:
+    def __init__(self, req: ConnectRequest, waiter: bool = False, record: bool = False) -> None:
         lib = api()
         host = req.host.encode("ascii")
         out = _abi.hev2_conn(0)
         # A Structure passed for a POINTER(Options) parameter goes by
         # reference; None is NULL.
         status = lib.hev2_connect_len(
-            host, len(host), str(req.port).encode(), options_for(req, waiter), ctypes.byref(out)
+            host, len(host), str(req.port).encode(), options_for(req, waiter, record), ctypes.byref(out)
         )
         if status < 0:
             check(status, connect_context(status, req))
