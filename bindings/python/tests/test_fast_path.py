@@ -42,8 +42,8 @@ def built_options(monkeypatch):
     seen = []
     real = _handle.options_for
 
-    def recording(req, waiter=False):
-        o = real(req, waiter)
+    def recording(req, waiter=False, record=False):
+        o = real(req, waiter, record)
         seen.append(o)
         return o
 
