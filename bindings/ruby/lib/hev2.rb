@@ -28,7 +28,8 @@ module Hev2
     # nat64: (false: never reach IPv4 through the network's NAT64 prefix;
     # by default, on a host with IPv6 and no IPv4 route, an IPv4 address is
     # reached at its synthesis in the discovered prefix: the Socket is then
-    # AF_INET6, and a trace shows a "synthesized" event).
+    # AF_INET6, and a trace shows a "synthesized" event),
+    # report: (true keeps the race's establishment report: Hev2.report_of).
     def tcp(host, port, local_host = nil, local_port = nil, resolv_timeout: nil,
             connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
       sock = socket(::Socket, host, port, local_host, local_port, resolv_timeout,
@@ -40,6 +41,12 @@ module Hev2
       ensure
         sock.close unless sock.closed?
       end
+    end
+
+    # The establishment report (a frozen Hash, see Hev2::Report) of a socket
+    # Hev2.tcp(..., report: true) returned; nil for any other socket.
+    def report_of(sock)
+      sock.instance_variable_defined?(:@hev2_report) ? sock.instance_variable_get(:@hev2_report) : nil
     end
 
     # Counters of the library (handles created, live, running, ...).

@@ -4,6 +4,7 @@ require "minitest/autorun"
 require "rbconfig"
 require "tmpdir"
 require "hev2/layout"
+require "hev2/scratch"
 
 # The struct offsets the gem uses are checked against the C compiler's
 # reading of include/hev2.h, so the two cannot drift apart.
@@ -16,6 +17,10 @@ class TestLayout < Minitest::Test
     "hev2_attempt_info" => [Hev2::Layout::ATTEMPT, Hev2::Layout::ATTEMPT_SIZE],
     "hev2_event_info" => [Hev2::Layout::EVENT, Hev2::Layout::EVENT_SIZE],
     "hev2_stats_info" => [Hev2::Layout::STATS, Hev2::Layout::STATS_SIZE],
+    "hev2_report_info" => [Hev2::Layout::REPORT, Hev2::Layout::REPORT_SIZE],
+    "hev2_report_phase" => [Hev2::Layout::REPORT_PHASE, Hev2::ABI::SIZES.fetch(:hev2_report_phase)],
+    "hev2_report_lookup_info" => [Hev2::Layout::REPORT_LOOKUP, Hev2::Layout::REPORT_LOOKUP_SIZE],
+    "hev2_report_attempt_info" => [Hev2::Layout::REPORT_ATTEMPT, Hev2::Layout::REPORT_ATTEMPT_SIZE],
   }.freeze
 
   def compiler_view
@@ -53,5 +58,18 @@ class TestLayout < Minitest::Test
         assert_equal seen.fetch([type, field.to_s]), offset, "offsetof(#{type}, #{field})"
       end
     end
+  end
+
+  # Each struct's region of a Scratch buffer ends before the next begins.
+  def test_scratch_regions_do_not_overlap
+    l = Hev2::Layout
+    sc = Hev2::Scratch
+    regions = [
+      [sc::RESULT, l::RESULT_SIZE], [sc::OPTIONS, l::OPTIONS_SIZE], [sc::ATTEMPT, l::ATTEMPT_SIZE],
+      [sc::EVENT, l::EVENT_SIZE], [sc::STATS, l::STATS_SIZE], [sc::REPORT, l::REPORT_SIZE],
+      [sc::REPORT_LOOKUP, l::REPORT_LOOKUP_SIZE], [sc::REPORT_ATTEMPT, l::REPORT_ATTEMPT_SIZE],
+    ].sort
+    regions.each_cons(2) { |(at, size), (nxt, _)| assert_operator at + size, :<=, nxt, "region at #{at}" }
+    assert_operator regions.last.sum, :<=, sc::BYTES
   end
 end

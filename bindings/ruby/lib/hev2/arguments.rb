@@ -18,7 +18,7 @@ module Hev2
     :resolv_timeout, :connect_timeout, :open_timeout, :fast_fallback,
     :resolution_delay, :connection_attempt_delay, :first_address_family_count,
     :family, :resolver, :nameservers, :addresses, :nodelay, :keepalive, :trace,
-    :trace_files, :nat64,
+    :trace_files, :nat64, :report,
     keyword_init: true
   )
 
@@ -28,7 +28,7 @@ module Hev2
     # Hev2.tcp). Durations are in seconds, like Ruby's timeouts.
     EXTRA_KEYWORDS = %i[
       resolution_delay connection_attempt_delay first_address_family_count
-      family resolver nameservers addresses nodelay keepalive trace trace_files nat64
+      family resolver nameservers addresses nodelay keepalive trace trace_files nat64 report
     ].freeze
 
     # trace_files: keys -> the library's trace formats (hev2_write_trace).
@@ -74,6 +74,7 @@ module Hev2
         trace: callable(more[:trace]),
         trace_files: trace_files(more[:trace_files]),
         nat64: more.key?(:nat64) ? boolean(more[:nat64], "nat64") : true,
+        report: more.key?(:report) ? boolean(more[:report], "report") : false,
       )
     end
 

@@ -6,6 +6,7 @@ require_relative "native"
 require_relative "scratch"
 require_relative "errors"
 require_relative "events"
+require_relative "report"
 require_relative "nogvl"
 
 module Hev2
@@ -112,7 +113,11 @@ module Hev2
             wait(conn, s, host, port)
           end
           write_traces(conn, s, req.trace_files, host, port) if req&.trace_files
-          sock = outcome(conn, s, host, port, req&.trace, klass, req)
+          sock = if req&.report
+                   reported(conn, s, host, port, klass, req)
+                 else
+                   outcome(conn, s, host, port, req&.trace, klass, req)
+                 end
           # An interrupt that arrived after the wait is raised when this
           # block ends: the socket must not leak to nobody.
           if Thread.pending_interrupt?
@@ -193,6 +198,20 @@ module Hev2
         return if rc == N::OK
         raise call_error(rc, host, port) unless rc == N::EAGAIN
       end
+    end
+
+    # outcome, with the race's report (read before the handle is released)
+    # kept on the socket (Hev2.report_of) or on the exception (#hev2_report).
+    def reported(conn, s, host, port, klass, req)
+      report = Report.read(conn, s)
+      sock = begin
+        outcome(conn, s, host, port, req.trace, klass, req)
+      rescue Exception => e # rubocop:disable Lint/RescueException -- re-raised at once
+        e.extend(Failure).hev2_report = report unless e.frozen?
+        raise
+      end
+      sock.instance_variable_set(:@hev2_report, report)
+      sock
     end
 
     # Turns a done handle's result into a Socket or raises its error.
@@ -293,7 +312,7 @@ module Hev2
       put.(:resolver, RESOLVER.fetch(req.resolver))
       put.(:nodelay, req.nodelay ? 1 : 0)
       put.(:keepalive_ms, timeout_ms(req.keepalive))
-      put.(:record_events, req.trace || req.trace_files ? 1 : 0)
+      put.(:record_events, req.trace || req.trace_files || req.report ? 1 : 0)
       put.(:nat64, req.nat64 ? N::NAT64_AUTO : N::NAT64_OFF)
 
       host = req.host

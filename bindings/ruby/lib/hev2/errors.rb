@@ -126,6 +126,9 @@ module Hev2
     attr_accessor :hev2_timeout
     # The getaddrinfo code behind the failure (Socket::EAI_*), or nil.
     attr_accessor :hev2_eai
+    # The race's establishment report (Hev2::Report) when Hev2.tcp was
+    # given report: true, else nil.
+    attr_accessor :hev2_report
   end
 
   EAI_NAMES = Socket.constants.grep(/\AEAI_/).each_with_object({}) do |name, h|

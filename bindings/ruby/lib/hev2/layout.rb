@@ -26,6 +26,15 @@ module Hev2
     STATS = ABI::OFFSETS.fetch(:hev2_stats_info)
     STATS_SIZE = ABI::SIZES.fetch(:hev2_stats_info)
 
+    # The establishment report (1.3).
+    REPORT = ABI::OFFSETS.fetch(:hev2_report_info)
+    REPORT_SIZE = ABI::SIZES.fetch(:hev2_report_info)
+    REPORT_PHASE = ABI::OFFSETS.fetch(:hev2_report_phase)
+    REPORT_LOOKUP = ABI::OFFSETS.fetch(:hev2_report_lookup_info)
+    REPORT_LOOKUP_SIZE = ABI::SIZES.fetch(:hev2_report_lookup_info)
+    REPORT_ATTEMPT = ABI::OFFSETS.fetch(:hev2_report_attempt_info)
+    REPORT_ATTEMPT_SIZE = ABI::SIZES.fetch(:hev2_report_attempt_info)
+
     ADDRSTRLEN = ABI::ADDRSTRLEN
     DETAILLEN = ABI::DETAILLEN
   end

@@ -55,6 +55,10 @@ module Hev2
       hev2_last_error: [[], U],
       hev2_last_errno: [[], I],
       hev2_write_trace: [[U, I, I, U], I], # 1.3
+      # 1.3: the establishment report (Hev2.tcp(..., report: true))
+      hev2_report: [[U, U], I],
+      hev2_report_lookup: [[U, I, U], I],
+      hev2_report_attempt: [[U, I, U], I],
     }.freeze
 
     handle, PATH = Library.open

@@ -12,7 +12,8 @@ module Hev2
   # its bytes live in a malloc'd block that never moves (compaction moves
   # slots, not that block) and Ruby never reallocates it (its length never
   # changes). Its address is taken once. Buffers are pooled; one is lent to
-  # a single call at a time (a call may span a Fiber switch).
+  # a single call at a time (a call may span a Fiber switch). Each struct
+  # has its own region (test_layout.rb checks that none overlaps the next).
   class Scratch
     BYTES = 4096
     OUT = 0        # hev2_conn out-parameter (8 bytes)
@@ -20,9 +21,12 @@ module Hev2
     PORT_MAX = 40  # its longest, in digits (the library refuses far shorter)
     RESULT = 64    # hev2_result_info
     OPTIONS = 512  # hev2_options
-    ATTEMPT = 640  # hev2_attempt_info
-    EVENT = 768    # hev2_event_info
-    STATS = 1088   # hev2_stats_info
+    ATTEMPT = 640  # hev2_attempt_info (176 bytes since 1.3's synthesized_from)
+    EVENT = 832    # hev2_event_info
+    STATS = 1152   # hev2_stats_info
+    REPORT = 1536          # hev2_report_info
+    REPORT_LOOKUP = 1792   # hev2_report_lookup_info
+    REPORT_ATTEMPT = 1920  # hev2_report_attempt_info
     POOL_MAX = 64
 
     @pool = []
@@ -46,6 +50,9 @@ module Hev2
       put_u64(ATTEMPT + Layout::ATTEMPT[:size], Layout::ATTEMPT_SIZE)
       put_u64(EVENT + Layout::EVENT[:size], Layout::EVENT_SIZE)
       put_u64(STATS + Layout::STATS[:size], Layout::STATS_SIZE)
+      put_u64(REPORT + Layout::REPORT[:size], Layout::REPORT_SIZE)
+      put_u64(REPORT_LOOKUP + Layout::REPORT_LOOKUP[:size], Layout::REPORT_LOOKUP_SIZE)
+      put_u64(REPORT_ATTEMPT + Layout::REPORT_ATTEMPT[:size], Layout::REPORT_ATTEMPT_SIZE)
     end
 
     def i32(offset)

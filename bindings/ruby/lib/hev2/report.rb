@@ -1,0 +1,126 @@
+# frozen_string_literal: true
+
+require "socket"
+require_relative "native"
+require_relative "scratch"
+
+module Hev2
+  # The establishment report of a connection: how its race went, as the
+  # library's core built it from the recorded race (hev2_report: the same
+  # report as C's, Go's core.Report and hev2-connect --json's "report").
+  #
+  #   sock = Hev2.tcp("example.test", 443, report: true)
+  #   Hev2.report_of(sock)  # => {connected: true, family: :ipv4, reason: "other-family-failed", ...}
+  #
+  # A failed connection's exception answers #hev2_report. The report is a
+  # frozen Hash with Symbol keys; times are seconds (Float) since the race's
+  # start; names are the library's Strings; families :ipv4/:ipv6 (nil: none).
+  #
+  #   connected, winner      an attempt won; its index in :attempts (-1: none)
+  #   family                 the winner's family
+  #   reason                 why that family won, looking at the other one:
+  #                          "first-to-connect", "other-family-failed",
+  #                          "only-family-resolved", "other-family-not-tried",
+  #                          "only-family-asked", "given-addresses"; "none"
+  #   timeout                the last of the caller's timeouts that fired
+  #                          (:resolv_timeout ...), nil if none
+  #   elapsed                the race's start to its outcome
+  #   resolving, resolution_delay, connecting
+  #                          {start:, end:, duration:}, or nil when the race
+  #                          never entered the phase (see the gem README for
+  #                          each definition: they overlap)
+  #   resolution_delay_expired  the delay ran its whole length
+  #   lookups                [AAAA, A]: {family:, state: ("not-asked",
+  #                          "abandoned", "answered", "failed", "timed-out"),
+  #                          start:, end:, duration:, addresses:, eai:, errno:}
+  #   attempts               in start order: {address:, family:, port:,
+  #                          outcome: ("connected", "failed", "timed-out",
+  #                          "lost", "canceled"), errno:, bind_failed:,
+  #                          start:, end:, duration:}
+  module Report
+    L = Layout::REPORT
+    PHASE = Layout::REPORT_PHASE
+    LK = Layout::REPORT_LOOKUP
+    AT = Layout::REPORT_ATTEMPT
+    REPORT = Native::F[:hev2_report]
+    LOOKUP = Native::F[:hev2_report_lookup]
+    ATTEMPT = Native::F[:hev2_report_attempt]
+    FAMILIES = { Socket::AF_INET => :ipv4, Socket::AF_INET6 => :ipv6 }.freeze
+
+    module_function
+
+    # The report of a done handle made with record_events; s is its scratch.
+    def read(conn, s)
+      base = Scratch::REPORT
+      check(REPORT.call(conn, s.address + base))
+      lookups = Array.new(2) { |i| lookup(conn, s, i) }
+      attempts = Array.new(s.i32(base + L[:n_attempts])) { |i| attempt(conn, s, i) }
+      {
+        connected: s.i32(base + L[:connected]) == 1,
+        winner: s.i32(base + L[:winner]),
+        family: FAMILIES[s.i32(base + L[:family])],
+        reason: ABI::REPORT_REASON_NAMES.fetch(s.i32(base + L[:reason]), "unknown"),
+        timeout: Native::TIMEOUT_KINDS[s.i32(base + L[:timeout])],
+        elapsed: seconds(s.f64(base + L[:elapsed_ms])),
+        resolving: phase(s, base + L[:resolving]),
+        resolution_delay: phase(s, base + L[:resolution_delay]),
+        resolution_delay_expired: s.i32(base + L[:resolution_delay_expired]) == 1,
+        connecting: phase(s, base + L[:connecting]),
+        lookups: lookups.freeze,
+        attempts: attempts.freeze,
+      }.freeze
+    end
+
+    def lookup(conn, s, i)
+      base = Scratch::REPORT_LOOKUP
+      check(LOOKUP.call(conn, i, s.address + base))
+      start = seconds(s.f64(base + LK[:start_ms]))
+      finish = seconds(s.f64(base + LK[:end_ms]))
+      {
+        family: FAMILIES[s.i32(base + LK[:family])],
+        state: ABI::REPORT_LOOKUP_NAMES.fetch(s.i32(base + LK[:state]), "unknown"),
+        start: start, end: finish, duration: finish - start,
+        addresses: s.i32(base + LK[:n_addrs]),
+        eai: s.i32(base + LK[:eai]),
+        errno: s.i32(base + LK[:sys_errno]),
+      }.freeze
+    end
+
+    def attempt(conn, s, i)
+      base = Scratch::REPORT_ATTEMPT
+      check(ATTEMPT.call(conn, i, s.address + base))
+      start = seconds(s.f64(base + AT[:start_ms]))
+      finish = seconds(s.f64(base + AT[:end_ms]))
+      {
+        address: s.c_string(base + AT[:address], Layout::ADDRSTRLEN),
+        family: FAMILIES[s.i32(base + AT[:family])],
+        port: s.i32(base + AT[:port]),
+        outcome: ABI::REPORT_ATTEMPT_NAMES.fetch(s.i32(base + AT[:outcome]), "unknown"),
+        errno: s.i32(base + AT[:error]),
+        bind_failed: s.i32(base + AT[:bind_failed]) == 1,
+        start: start, end: finish, duration: finish - start,
+      }.freeze
+    end
+
+    def phase(s, offset)
+      return nil unless s.i32(offset + PHASE[:happened]) == 1
+
+      start = seconds(s.f64(offset + PHASE[:start_ms]))
+      finish = seconds(s.f64(offset + PHASE[:end_ms]))
+      { start: start, end: finish, duration: finish - start }.freeze
+    end
+
+    # Milliseconds (the ABI's) to seconds, rounded to the microsecond the
+    # library measures.
+    def seconds(ms)
+      (ms / 1000.0).round(6)
+    end
+
+    def check(rc)
+      return if rc == Native::OK
+
+      detail, = Native.last_error
+      raise Error.new("hev2: #{detail.empty? ? Native.strerror(rc) : detail}", rc)
+    end
+  end
+end
