@@ -42,7 +42,7 @@ test-testbed: testbed-tools ## the test bed's Go tests and the scenario suite wi
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-testbed needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
 	$(GO) test -count=1 ./internal/testbed/...; \
-	$(TESTBED_SUITE) --client "$(TESTBED_DIAL)"; \
+	$(TESTBED_SUITE) --trace-files $(BUILD)/traces/go --client "$(TESTBED_DIAL)"; \
 	$(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"
 
 # The timing table: the RFC-ideal time beside hev2 and its peers (median of

@@ -3,7 +3,7 @@
 //
 //	hev2-dial [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
 //	          [--no-fast-fallback] [--family 4|6] [--resolver system|builtin]
-//	          [--no-nat64] HOST PORT
+//	          [--no-nat64] [--svg FILE] [--qlog FILE] [--chrome-trace FILE] HOST PORT
 //
 // Exit status: 0 connected, 1 connection failure, 2 usage error. The
 // result's "events" list is the race's trace, its "report" the race's
@@ -79,6 +79,13 @@ func run() int {
 	out.Events = trace.events()
 	if repErr == nil {
 		out.Report = contract.FromReport(rep)
+	}
+	if o.TraceFiles.Any() {
+		if err := writeTraceFiles(o.TraceFiles, trace.recorded(), d.TraceMeta(o.Host, o.Port)); err != nil {
+			fmt.Fprintln(os.Stderr, "hev2-dial: trace files:", err)
+			out.Print()
+			return contract.ExitFailure
+		}
 	}
 	return out.Print()
 }

@@ -38,10 +38,11 @@ func cmdSuite(args []string) int {
 	client := fs.String("client", "", `client command words, run as: ip netns exec NS CLIENT [row options] HOST PORT (required)`)
 	parallel := fs.Int("parallel", 4, "rows run at the same time")
 	list := fs.Bool("list", false, "list the scenarios and exit (no root needed)")
+	traceDir := fs.String("trace-files", "", "also ask the client for each row's trace files (--svg/--qlog/--chrome-trace into DIR/<row>.*) and check them")
 	var sf selectionFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: hev2-testbed suite --client \"CMD [OPTIONS]\" [--only RE] [--exclude NAMES] [--lacks OPTIONS] [--parallel N]")
+		fmt.Fprintln(fs.Output(), "usage: hev2-testbed suite --client \"CMD [OPTIONS]\" [--only RE] [--exclude NAMES] [--lacks OPTIONS] [--parallel N] [--trace-files DIR]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -64,7 +65,7 @@ func cmdSuite(args []string) int {
 		return code
 	}
 	defer stop()
-	results, err := testbed.RunSuite(ctx, bed, strings.Fields(*client), rows, sel, *parallel)
+	results, err := testbed.RunSuiteTraced(ctx, bed, strings.Fields(*client), rows, sel, *parallel, *traceDir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
 		return 1

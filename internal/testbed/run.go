@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hev2/hev2/internal/testbed/contract"
 )
 
 // ClientResult is the one JSON line of the scenario-client contract.
@@ -92,6 +94,14 @@ func (r RowResult) Outcome() string {
 // RunRow runs client (the command words of a contract client) for row
 // inside the bed's client namespace and judges the result.
 func RunRow(ctx context.Context, bed *Bed, client []string, row Scenario) RowResult {
+	return runRow(ctx, bed, client, row, "")
+}
+
+// runRow is RunRow; with traceDir set, the client is also asked for the
+// race's trace files (the contract's optional --svg/--qlog/--chrome-trace,
+// into traceDir/<row>.*), and a row whose files are missing, invalid or
+// tell another race than the contract line fails.
+func runRow(ctx context.Context, bed *Bed, client []string, row Scenario, traceDir string) RowResult {
 	if row.serialized() {
 		// Before the row's clock starts: waiting for another NAT64
 		// row is not the client's time.
@@ -102,7 +112,14 @@ func RunRow(ctx context.Context, bed *Bed, client []string, row Scenario) RowRes
 	// A hung client is killed well past the row's gross bound.
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(row.BoundMS)*time.Millisecond+2*time.Second)
 	defer cancel()
-	argv := append(append(append([]string{}, client...), row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
+	argv := append([]string{}, client...)
+	var files contract.TraceFiles
+	if traceDir != "" {
+		var flags []string
+		files, flags = contract.TraceFlags(traceDir, row.Name)
+		argv = append(argv, flags...)
+	}
+	argv = append(append(argv, row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
 	start := time.Now()
 	res, err := bed.ExecIn(ctx, bed.ClientNSFor(row), argv...)
 	rr := RowResult{Scenario: row, Exit: res.ExitCode, Wall: time.Since(start), Stderr: res.Stderr}
@@ -124,6 +141,11 @@ func RunRow(ctx context.Context, bed *Bed, client []string, row Scenario) RowRes
 		return rr
 	}
 	rr.Verdict, rr.Reason = judge(row, res.ExitCode, rr.Result)
+	if rr.Verdict == Pass && traceDir != "" {
+		if err := checkTraceFiles(files, rr.Result); err != nil {
+			rr.Verdict, rr.Reason = Fail, err.Error()
+		}
+	}
 	return rr
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -74,6 +76,23 @@ func (sel Selection) why(row Scenario) (string, bool) {
 // RunSuite runs rows with client, at most parallel at a time (rows of the
 // standard layout never interfere), and returns the results in row order.
 func RunSuite(ctx context.Context, bed *Bed, client []string, rows []Scenario, sel Selection, parallel int) ([]RowResult, error) {
+	return RunSuiteTraced(ctx, bed, client, rows, sel, parallel, "")
+}
+
+// RunSuiteTraced is RunSuite that also asks the client for each row's trace
+// files in traceDir (which it creates) and checks them ("" for none).
+func RunSuiteTraced(ctx context.Context, bed *Bed, client []string, rows []Scenario, sel Selection, parallel int, traceDir string) ([]RowResult, error) {
+	if traceDir != "" {
+		// The client runs in another namespace, maybe another directory.
+		abs, err := filepath.Abs(traceDir)
+		if err == nil {
+			err = os.MkdirAll(abs, 0o755)
+		}
+		if err != nil {
+			return nil, err
+		}
+		traceDir = abs
+	}
 	if err := checkClient(client); err != nil {
 		return nil, err
 	}
@@ -101,7 +120,7 @@ func RunSuite(ctx context.Context, bed *Bed, client []string, rows []Scenario, s
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			results[i] = RunRow(ctx, bed, client, row)
+			results[i] = runRow(ctx, bed, client, row, traceDir)
 		}()
 	}
 	wg.Wait()

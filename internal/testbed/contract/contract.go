@@ -9,6 +9,12 @@
 // success, 1 on connection failure, 2 on usage error. A winner reached
 // through NAT64 carries "synthesized_from" (the IPv4 address its IPv6
 // address embeds) when the client's API tells it.
+//
+// Optional, for clients that can write the race's trace files (hev2's own;
+// a peer without them answers 2): --svg FILE, --qlog FILE, --chrome-trace
+// FILE write the race, won or failed, as hev2's waterfall picture, qlog and
+// Chrome trace (core/TRACES.md). The suite passes them only when run with
+// --trace-files DIR, and then checks the files.
 package contract
 
 import (
@@ -37,8 +43,10 @@ type Options struct {
 	NoNAT64                                    bool
 	Family                                     int // 0 (both), 4 or 6
 	Resolver                                   string
-	Host                                       string
-	Port                                       uint16
+	// TraceFiles are where to write the race's trace files ("": not asked).
+	TraceFiles TraceFiles
+	Host       string
+	Port       uint16
 }
 
 // Parse reads the contract's command line. Any error is a usage error.
@@ -53,6 +61,9 @@ func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
 	fs.IntVar(&o.Family, "family", 0, "restrict to address family 4 or 6")
 	fs.BoolVar(&o.NoNAT64, "no-nat64", false, "never reach IPv4 through a NAT64 prefix")
 	fs.StringVar(&o.Resolver, "resolver", "system", "system or builtin")
+	fs.StringVar(&o.TraceFiles.SVG, "svg", "", "write the race as a waterfall picture (SVG) to this file")
+	fs.StringVar(&o.TraceFiles.Qlog, "qlog", "", "write the race as qlog (JSON-SEQ) to this file")
+	fs.StringVar(&o.TraceFiles.Chrome, "chrome-trace", "", "write the race as a Chrome trace to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [options] HOST PORT\n", prog)
 		fs.PrintDefaults()
@@ -90,6 +101,21 @@ func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
 	}
 	o.Port = uint16(port)
 	return o, nil
+}
+
+// TraceFiles are the optional trace-file flags' values.
+type TraceFiles struct {
+	SVG, Qlog, Chrome string
+}
+
+// Any reports whether any trace file was asked for.
+func (t TraceFiles) Any() bool { return t.SVG != "" || t.Qlog != "" || t.Chrome != "" }
+
+// TraceFlags are the client flags that ask for files under dir, one name per
+// format: what the suite adds to a client's words with --trace-files.
+func TraceFlags(dir, name string) (TraceFiles, []string) {
+	t := TraceFiles{SVG: dir + "/" + name + ".svg", Qlog: dir + "/" + name + ".qlog", Chrome: dir + "/" + name + ".json"}
+	return t, []string{"--svg", t.SVG, "--qlog", t.Qlog, "--chrome-trace", t.Chrome}
 }
 
 // Error is the contract's "error" object.

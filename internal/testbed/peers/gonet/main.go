@@ -31,6 +31,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "gonet:", err)
 		return contract.ExitUsage
 	}
+	if o.TraceFiles.Any() {
+		fmt.Fprintln(os.Stderr, "gonet: net.Dialer keeps no trace of its race: no --svg, --qlog or --chrome-trace")
+		return contract.ExitUsage
+	}
 	if o.ResolvTimeout > 0 || o.ConnectTimeout > 0 {
 		fmt.Fprintln(os.Stderr, "gonet: net.Dialer has no --resolv-timeout or --connect-timeout")
 		return contract.ExitUsage
