@@ -31,6 +31,23 @@ def test_won_race_written_in_every_format(tmp_path):
     assert phases == ["B", "E"]
 
 
+def test_asyncio_writes_them_too(tmp_path):
+    import asyncio
+
+    import hev2.aio
+
+    path = tmp_path / "aio.svg"
+
+    async def run(port: int) -> None:
+        reader, writer = await hev2.aio.open_connection("127.0.0.1", port, trace_files={"svg": path})
+        writer.close()
+        await writer.wait_closed()
+
+    with listener("127.0.0.1") as port:
+        asyncio.run(run(port))
+    assert 'data-outcome="won"' in path.read_text()
+
+
 def test_failed_race_written_too(tmp_path):
     path = tmp_path / "refused.qlog"
     with refusing("127.0.0.1") as port:

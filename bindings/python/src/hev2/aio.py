@@ -10,6 +10,7 @@ propagates.
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -44,7 +45,17 @@ async def connect(req: ConnectRequest) -> Winner | Failure:
                 # Before release closes the fd: the loop must not watch a
                 # closed (and maybe reused) fd number.
                 loop.remove_reader(fd)
-        return handle.outcome()
+        outcome = handle.outcome()
+        if req.trace_files:
+            # The library writes the files (a few KiB: not worth a thread);
+            # a file that cannot be written closes the won socket first.
+            try:
+                handle.write_traces()
+            except BaseException:
+                if isinstance(outcome, Winner):
+                    os.close(outcome.fd)
+                raise
+        return outcome
     finally:
         handle.close()
 

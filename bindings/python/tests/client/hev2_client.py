@@ -50,6 +50,10 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--nameserver", action="append", default=[], metavar="ADDR", help="for --resolver builtin")
     p.add_argument("--static", action="append", default=[], metavar="NAME:ADDR[,ADDR]", help="static addresses")
     p.add_argument("--no-nat64", action="store_true", help="never reach IPv4 through a NAT64 prefix")
+    # The contract's optional trace files (trace_files: the library writes them).
+    p.add_argument("--svg", metavar="FILE", help="write the race as a waterfall picture")
+    p.add_argument("--qlog", metavar="FILE", help="write the race as qlog (JSON-SEQ)")
+    p.add_argument("--chrome-trace", metavar="FILE", help="write the race as a Chrome trace")
     p.add_argument("host")
     p.add_argument("port")
     return p.parse_args(argv)
@@ -75,6 +79,9 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
         kw["nat64"] = False
     if args.nameserver:
         kw["nameservers"] = args.nameserver
+    files = {k: v for k, v in (("svg", args.svg), ("qlog", args.qlog), ("chrome", args.chrome_trace)) if v}
+    if files:
+        kw["trace_files"] = files
     if args.static:
         hosts: dict[str, list[str]] = {}
         for entry in args.static:
