@@ -51,3 +51,16 @@ func TestNames(t *testing.T) {
 		t.Errorf("EAIName(-99) = %q", n)
 	}
 }
+
+func TestParseTraceFiles(t *testing.T) {
+	o, err := Parse("t", []string{"--svg", "a.svg", "--chrome-trace", "a.json", "x.hev2.test", "80"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (TraceFiles{SVG: "a.svg", Chrome: "a.json"}); o.TraceFiles != want || !o.TraceFiles.Any() {
+		t.Errorf("TraceFiles = %+v, want %+v", o.TraceFiles, want)
+	}
+	if o, _ := Parse("t", []string{"x.hev2.test", "80"}, io.Discard); o.TraceFiles.Any() {
+		t.Error("trace files asked for without a flag")
+	}
+}
