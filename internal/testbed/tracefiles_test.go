@@ -21,7 +21,7 @@ func TestCheckTraceFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	port := uint16(l.Addr().(*net.TCPAddr).Port)
-	l.Close() // refused from now on
+	l.Close()         // refused from now on
 	var mu sync.Mutex // Trace runs on whichever goroutine steps the race
 	var events []core.TraceEvent
 	d := core.Dialer{Trace: func(ev core.TraceEvent) { mu.Lock(); events = append(events, ev); mu.Unlock() }}
