@@ -125,6 +125,9 @@ func hev2go_report_attempt(id C.hev2_conn, i C.int, a *C.hev2_report_attempt_inf
 	a.bind_failed = boolInt(errors.As(ar.Err, &be))
 	a.start_ms = C.double(ms(ar.Start))
 	a.end_ms = C.double(ms(ar.End))
+	if ar.SynthesizedFrom.IsValid() {
+		putString(a.synthesized_from[:], ar.SynthesizedFrom.String())
+	}
 	return C.HEV2_OK
 }
 

@@ -775,7 +775,8 @@ int hev2_last_errno(void);
  * before it returns. */
 
 /* Why the winner's family won (hev2_report_info.reason): looking at the
- * other family, the first that applies. */
+ * other family, the first that applies (an address synthesized for NAT64
+ * counts as the IPv4 destination it stands for). */
 #define HEV2_REPORT_REASON_NONE                0 /* nothing connected */
 #define HEV2_REPORT_REASON_FIRST_TO_CONNECT    1 /* an attempt of the other
                                                     family was still in
@@ -865,6 +866,10 @@ typedef struct hev2_report_attempt_info {
 	                    ETIMEDOUT for one TIMED_OUT; else 0 */
 	int bind_failed; /* 1 if .error came from binding the local address */
 	double start_ms, end_ms; /* started; connected, failed or closed */
+	char synthesized_from[HEV2_ADDRSTRLEN]; /* NAT64: the IPv4 address
+	                    .address was synthesized from, else ""; such an
+	                    attempt counts as IPv4 in .reason (it reaches an
+	                    IPv4 destination) */
 } hev2_report_attempt_info;
 
 /* Fills *r (r->size set by the caller) with c's report. HEV2_EINVAL for a

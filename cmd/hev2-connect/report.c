@@ -112,10 +112,11 @@ int print_report_json(FILE *f, hev2_conn c, const char *(*eai_text)(int))
 		if ((rc = hev2_report_attempt(c, i, &a)) != HEV2_OK)
 			return rc;
 		fprintf(f, "%s{\"address\":\"%s\",\"family\":\"%s\",\"port\":%d,\"outcome\":\"%s\","
-		           "\"errno\":\"%s\",\"bind_failed\":%s,\"start_ms\":%.3f,\"end_ms\":%.3f,\"ms\":%.3f}",
+		           "\"errno\":\"%s\",\"bind_failed\":%s,\"start_ms\":%.3f,\"end_ms\":%.3f,\"ms\":%.3f,"
+		           "\"synthesized_from\":\"%s\"}",
 		        i ? "," : "", a.address, fam(a.family), a.port, outcome_name(a.outcome),
 		        errno_text(a.error), a.bind_failed ? "true" : "false", a.start_ms, a.end_ms,
-		        a.end_ms - a.start_ms);
+		        a.end_ms - a.start_ms, a.synthesized_from);
 	}
 	fputs("]}", f);
 	return HEV2_OK;

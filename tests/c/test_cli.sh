@@ -71,7 +71,7 @@ json_is success '.ok == true and .address == "127.0.0.1" and .family == "ipv4" a
 json_is success-events '[.events[].kind] | index("attempt-won") != null'
 # the establishment report: its fields (the contract's Report, the same for
 # every client) and, for a literal, who won and why
-json_is success-report-fields '(.report | keys) == ["attempts","connected","elapsed_ms","family","lookups","phases","reason","resolution_delay_expired","timeout","winner"] and (.report.phases | keys) == ["connecting","resolution_delay","resolving"] and (.report.lookups[0] | keys) == ["addresses","eai","end_ms","errno","family","ms","start_ms","state"] and (.report.attempts[0] | keys) == ["address","bind_failed","end_ms","errno","family","ms","outcome","port","start_ms"]'
+json_is success-report-fields '(.report | keys) == ["attempts","connected","elapsed_ms","family","lookups","phases","reason","resolution_delay_expired","timeout","winner"] and (.report.phases | keys) == ["connecting","resolution_delay","resolving"] and (.report.lookups[0] | keys) == ["addresses","eai","end_ms","errno","family","ms","start_ms","state"] and (.report.attempts[0] | keys) == ["address","bind_failed","end_ms","errno","family","ms","outcome","port","start_ms","synthesized_from"] and .report.attempts[0].synthesized_from == ""'
 json_is success-report '.report.connected == true and .report.winner == 0 and .report.family == "ipv4" and .report.reason == "given-addresses" and .report.phases.resolving == null and .report.phases.connecting.end_ms == .report.elapsed_ms and ([.report.lookups[].state] == ["not-asked","not-asked"]) and .report.attempts[0].outcome == "connected" and .report.attempts[0].address == "127.0.0.1"'
 
 # every flag at once (the contract's and the rest)

@@ -79,6 +79,7 @@ static void test_ipv6_refused(int drive)
 	CHECK_INT(a6.outcome, HEV2_REPORT_ATTEMPT_FAILED);
 	CHECK_INT(a6.error, ECONNREFUSED);
 	CHECK_INT(a6.bind_failed, 0);
+	CHECK(a6.synthesized_from[0] == '\0' && a4.synthesized_from[0] == '\0'); /* no NAT64 here */
 	CHECK(strcmp(a4.address, "127.0.0.1") == 0 && a4.family == AF_INET);
 	CHECK_INT(a4.outcome, HEV2_REPORT_ATTEMPT_CONNECTED);
 	CHECK_INT(a4.error, 0);

@@ -27,6 +27,7 @@ def test_ipv6_refused_ipv4_wins() -> None:
     v6, v4 = rep.attempts
     assert (v6.address, v6.family, v6.port, v6.outcome, v6.errno) == ("::1", "ipv6", port, "failed", errno.ECONNREFUSED)
     assert (v4.address, v4.family, v4.outcome, v4.errno) == ("127.0.0.1", "ipv4", "connected", 0)
+    assert v6.synthesized_from == v4.synthesized_from == ""  # no NAT64 on loopback
     # IPv4 starts the moment IPv6 is refused; its connect ends the race.
     assert v4.start == v6.end and v4.end == rep.elapsed and v6.duration >= 0
 

@@ -46,6 +46,7 @@ class TestReport < Minitest::Test
       assert_equal ["::1", :ipv6, port, "failed", Errno::ECONNREFUSED::Errno],
                    v6.values_at(:address, :family, :port, :outcome, :errno)
       assert_equal ["127.0.0.1", :ipv4, "connected", 0], v4.values_at(:address, :family, :outcome, :errno)
+      assert_equal [nil, nil], [v6[:synthesized_from], v4[:synthesized_from]] # no NAT64 on loopback
       # IPv4 starts the moment IPv6 is refused; its connect ends the race.
       assert_equal v6[:end], v4[:start]
       assert_equal rep[:elapsed], v4[:end]

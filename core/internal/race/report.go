@@ -73,7 +73,8 @@ func (p Phase) Duration() time.Duration { return p.End - p.Start }
 type WinReason uint8
 
 // The reasons, the first that applies, looking at the other family (the
-// one that did not win):
+// one that did not win; an address synthesized for NAT64 counts as the
+// IPv4 it stands for):
 const (
 	ReasonNone WinReason = iota // the race did not connect
 	// ReasonFirstToConnect: an attempt of the other family was still in
@@ -188,11 +189,16 @@ func (o AttemptOutcome) String() string {
 
 // AttemptReport is what one connection attempt did.
 type AttemptReport struct {
-	Addr    netip.AddrPort
-	Family  Family
-	Start   time.Duration
-	End     time.Duration
-	Outcome AttemptOutcome
+	Addr   netip.AddrPort
+	Family Family // of Addr: the socket's
+	// SynthesizedFrom is the IPv4 address Addr was synthesized from in the
+	// network's NAT64 prefix (RFC 6052); invalid otherwise. Such an
+	// attempt counts as IPv4 in the report's Reason: it reaches an IPv4
+	// destination.
+	SynthesizedFrom netip.Addr
+	Start           time.Duration
+	End             time.Duration
+	Outcome         AttemptOutcome
 	// Err is the failure (AttemptFailed: syscall.Errno or *BindError;
 	// AttemptTimedOut in serial mode: the *TimeoutError); nil otherwise.
 	Err error
@@ -200,6 +206,15 @@ type AttemptReport struct {
 
 // Duration is how long the attempt lasted: End - Start.
 func (a AttemptReport) Duration() time.Duration { return a.End - a.Start }
+
+// destination is the family of the host the attempt reaches: IPv4 for an
+// address synthesized from one.
+func (a AttemptReport) destination() Family {
+	if a.SynthesizedFrom.IsValid() {
+		return IPv4
+	}
+	return a.Family
+}
 
 // Errors of NewReport.
 var (
@@ -223,6 +238,7 @@ func NewReport(events []TraceEvent) (Report, error) {
 		done          bool
 		resolvExpired bool
 		rdUntil       time.Duration
+		synthesized   map[netip.Addr]netip.Addr // NAT64: IPv6 -> the IPv4 it stands for
 	)
 	for i := range events {
 		ev := &events[i]
@@ -259,8 +275,14 @@ func NewReport(events []TraceEvent) (Report, error) {
 				return r, ErrBadTrace
 			}
 			r.Attempts = append(r.Attempts, AttemptReport{
-				Addr: ev.Addr, Family: FamilyOf(ev.Addr.Addr()), Start: ev.At, End: ev.At,
+				Addr: ev.Addr, Family: FamilyOf(ev.Addr.Addr()), SynthesizedFrom: synthesized[ev.Addr.Addr()],
+				Start: ev.At, End: ev.At,
 			})
+		case TraceSynthesized:
+			if synthesized == nil {
+				synthesized = map[netip.Addr]netip.Addr{}
+			}
+			synthesized[ev.Addr.Addr()] = ev.From
 		case TraceAttemptFailed, TraceAttemptWon, TraceAttemptClosed:
 			if ev.Attempt < 0 || ev.Attempt >= len(r.Attempts) || r.Attempts[ev.Attempt].Outcome != attemptRunning {
 				return r, ErrBadTrace
@@ -373,13 +395,15 @@ func (r *Report) reason() WinReason {
 	if !r.Connected {
 		return ReasonNone
 	}
+	// The families of the destinations: an address synthesized for NAT64
+	// reaches an IPv4 one.
 	other := IPv4
-	if r.Family == IPv4 {
+	if r.Attempts[r.Winner].destination() == IPv4 {
 		other = IPv6
 	}
 	tried, lost := false, false
 	for _, a := range r.Attempts {
-		if a.Family != other {
+		if a.destination() != other {
 			continue
 		}
 		tried = true

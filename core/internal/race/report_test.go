@@ -113,6 +113,23 @@ func TestReportOfScriptedRaces(t *testing.T) {
 			Connecting: span(0, 1),
 			Attempts:   []AttemptReport{attemptRep(v6a, 0, 1, AttemptConnected, nil)},
 		}},
+		{"NAT64: an A-only name is reached at its synthesis, which counts as IPv4", func(c *MachineConfig) {
+			c.NAT64 = &NAT64Config{Prefixes: []netip.Prefix{pref96}, Source: "cache"}
+		}, func(h *harness) {
+			h.start()
+			h.step(2, lookupFailed(IPv6, EAI_NODATA))
+			h.step(3, answered(IPv4, v4a)) // synth4a at once
+			h.step(5, connected(0))
+		}, Report{
+			Connected: true, Winner: 0, Family: IPv6, Reason: ReasonOnlyFamilyResolved, Elapsed: ms(5),
+			Resolving: span(0, 3), Connecting: span(3, 5),
+			Lookups: [2]LookupReport{
+				{Family: IPv6, State: LookupFailed, End: ms(2), Err: nodata(IPv6)},
+				lookupRep(IPv4, LookupAnswered, 0, 3, v4a),
+			},
+			Attempts: []AttemptReport{{Addr: netip.AddrPortFrom(synth4a, 443), Family: IPv6, SynthesizedFrom: v4a,
+				Start: ms(3), End: ms(5), Outcome: AttemptConnected}},
+		}},
 		{"resolv_timeout abandons AAAA, IPv4 connects after it", func(c *MachineConfig) { c.ResolvTimeout = ms(100) }, func(h *harness) {
 			h.start()
 			h.step(10, answered(IPv4, v4a))

@@ -58,6 +58,8 @@ type ReportAttempt struct {
 	StartMS    float64 `json:"start_ms"`
 	EndMS      float64 `json:"end_ms"`
 	MS         float64 `json:"ms"`
+	// SynthesizedFrom is the IPv4 address Address stands for (NAT64), "".
+	SynthesizedFrom string `json:"synthesized_from"`
 }
 
 // FromReport turns core's report into the contract's field.
@@ -88,6 +90,9 @@ func FromReport(r core.Report) *Report {
 			Outcome: a.Outcome.String(), StartMS: Millis(a.Start), EndMS: Millis(a.End), MS: Millis(a.Duration())}
 		var be *core.BindError
 		ra.BindFailed = errors.As(a.Err, &be)
+		if a.SynthesizedFrom.IsValid() {
+			ra.SynthesizedFrom = a.SynthesizedFrom.String()
+		}
 		var en syscall.Errno
 		switch {
 		case a.Outcome == core.AttemptTimedOut:

@@ -47,7 +47,7 @@ func TestReportField(t *testing.T) {
 	l := r["lookups"].([]any)
 	wantKeys(t, l[1].(map[string]any), "addresses", "eai", "end_ms", "errno", "family", "ms", "start_ms", "state")
 	a := r["attempts"].([]any)
-	wantKeys(t, a[0].(map[string]any), "address", "bind_failed", "end_ms", "errno", "family", "ms", "outcome", "port", "start_ms")
+	wantKeys(t, a[0].(map[string]any), "address", "bind_failed", "end_ms", "errno", "family", "ms", "outcome", "port", "start_ms", "synthesized_from")
 
 	if r["reason"] != "first-to-connect" || r["family"] != "ipv4" || r["winner"] != 1.0 || r["timeout"] != "" ||
 		r["phases"].(map[string]any)["resolution_delay"] != nil {

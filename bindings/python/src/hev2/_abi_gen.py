@@ -381,6 +381,7 @@ class ReportAttemptInfo(Structure):
         ("bind_failed", c_int),
         ("start_ms", c_double),
         ("end_ms", c_double),
+        ("synthesized_from", c_char * ADDRSTRLEN),
     ]
 
 
@@ -555,7 +556,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_report_attempt_info": (
-        112,
+        176,
         {
             "size": 0,
             "address": 8,
@@ -566,6 +567,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "bind_failed": 88,
             "start_ms": 96,
             "end_ms": 104,
+            "synthesized_from": 112,
         },
     ),
 }

@@ -79,6 +79,9 @@ class AttemptReport:
     bind_failed: bool  # errno came from binding the local address
     start: float
     end: float
+    # NAT64: the IPv4 address `address` was synthesized from, else ""; such
+    # an attempt counts as IPv4 in Report.reason (it reaches an IPv4 host).
+    synthesized_from: str = ""
 
     @property
     def duration(self) -> float:
@@ -155,6 +158,7 @@ def read_report(conn_id: int) -> Report:
                 bool(a.bind_failed),
                 a.start_ms / 1000,
                 a.end_ms / 1000,
+                text(a.synthesized_from),
             )
         )
     return Report(

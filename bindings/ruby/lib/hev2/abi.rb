@@ -190,7 +190,7 @@ module Hev2
       hev2_report_phase: 24,
       hev2_report_info: 120,
       hev2_report_lookup_info: 48,
-      hev2_report_attempt_info: 112,
+      hev2_report_attempt_info: 176,
     }.freeze
 
     # offsetof of every member of each struct.
@@ -332,6 +332,7 @@ module Hev2
         bind_failed: 88,
         start_ms: 96,
         end_ms: 104,
+        synthesized_from: 112,
       }.freeze,
     }.freeze
   end

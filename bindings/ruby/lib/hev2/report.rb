@@ -36,7 +36,8 @@ module Hev2
   #   attempts               in start order: {address:, family:, port:,
   #                          outcome: ("connected", "failed", "timed-out",
   #                          "lost", "canceled"), errno:, bind_failed:,
-  #                          start:, end:, duration:}
+  #                          start:, end:, duration:, synthesized_from: (NAT64:
+  #                          the IPv4 address it stands for, else nil)}
   module Report
     L = Layout::REPORT
     PHASE = Layout::REPORT_PHASE
@@ -99,6 +100,7 @@ module Hev2
         errno: s.i32(base + AT[:error]),
         bind_failed: s.i32(base + AT[:bind_failed]) == 1,
         start: start, end: finish, duration: finish - start,
+        synthesized_from: (from = s.c_string(base + AT[:synthesized_from], Layout::ADDRSTRLEN)).empty? ? nil : from,
       }.freeze
     end
 
