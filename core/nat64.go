@@ -14,8 +14,9 @@ import (
 //
 //   - The network's prefix is discovered once per network and resolver
 //     (the ipv4only.arpa AAAA query of RFC 7050, through the Dialer's
-//     resolver), started by the first connect and run beside its own
-//     lookups. That connect waits for discovery only with its IPv4
+//     resolver; a router advertisement's PREF64 option, RFC 8781, is used
+//     instead when the kernel passed one), started by the first connect
+//     and run beside its own lookups. That connect waits for discovery only with its IPv4
 //     destinations (at most Prefix64Timeout, 2 s; bounded by resolv_timeout
 //     and open_timeout too); its IPv6 destinations race at once. Later
 //     connects use the cached prefix; "no prefix" is cached for 30 s.

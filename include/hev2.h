@@ -456,7 +456,8 @@ typedef struct hev2_options {
 	 * On a host with IPv6 and no IPv4 route (known from netlink; a host
 	 * with one pays nothing), the network's NAT64 prefix is discovered
 	 * once per network (RFC 7050: the AAAA query for ipv4only.arpa,
-	 * through the handle's resolver; the first connect waits for it only
+	 * through the handle's resolver, or a router advertisement's PREF64
+	 * option, RFC 8781; the first connect waits for it only
 	 * with its IPv4 destinations, at most 2 s; "none" is remembered for
 	 * 30 s; a network change forgets it). IPv4 literals, static entries
 	 * and A answers are then tried as IPv6 addresses inside the prefix

@@ -11,10 +11,12 @@ package testbed
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -48,18 +50,27 @@ func TestMain(m *testing.M) {
 }
 
 // nat64Child connects once per line of stdin ("HOST PORT"); the line
-// "wait-prefix HOST PORT OLD" connects until the prefix in use is no
-// longer OLD (at most 5 s: netlink's news of a change takes a moment).
+// "wait-prefix HOST PORT WANT" connects until the prefix in use is WANT
+// (at most 5 s: netlink's news takes a moment); "init" only calls
+// core.Init (which subscribes to netlink).
 func nat64Child() {
 	in := bufio.NewScanner(os.Stdin)
 	out := json.NewEncoder(os.Stdout)
 	for in.Scan() {
 		f := strings.Fields(in.Text())
+		if len(f) == 1 && f[0] == "init" {
+			c := nat64Connect{}
+			if err := core.Init(); err != nil {
+				c.Err = err.Error()
+			}
+			out.Encode(c)
+			continue
+		}
 		if len(f) == 4 && f[0] == "wait-prefix" {
 			deadline := time.Now().Add(5 * time.Second)
 			for {
 				c := nat64ConnectOnce(f[1], f[2])
-				if !slices.Contains(c.Prefixes, f[3]) || time.Now().After(deadline) {
+				if slices.Contains(c.Prefixes, f[3]) || time.Now().After(deadline) {
 					out.Encode(c)
 					break
 				}
@@ -216,6 +227,62 @@ func TestNAT64NetworkChangeFlushesThePrefix(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ip route add default: %v: %s", err, out)
 	}
-	child.connect("wait-prefix "+literal+" "+p1.String()).has(t, "after the network changed",
+	child.connect("wait-prefix "+literal+" "+p2.String()).has(t, "after the network changed",
 		nat64Connect{Addr: core.NAT64Synthesize(p2, V4Good1).String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p2.String()}})
+}
+
+// A router advertisement's PREF64 option (RFC 8781), sent into the
+// IPv6-only namespace from the server's end of the link, reaches the
+// process (the kernel passes it over rtnetlink) and is used, here while
+// ipv4only.arpa says there is no NAT64 at all.
+func TestNAT64RouterAdvertisementPREF64(t *testing.T) {
+	bed := startNAT64Bed(t)
+	p := NAT64Prefixes[1] // /40
+	if err := (Scenario{Pref64: p}).Install(bed); err != nil {
+		t.Fatal(err)
+	}
+	bed.setPref64(netip.Prefix{})
+	// An RA must come from a link-local address (RFC 4861 §6.1.2).
+	if out, err := exec.Command("ip", "-n", bed.ServerNS, "addr", "add", "fe80::2/64", "dev", "s6n", "nodad").CombinedOutput(); err != nil {
+		t.Fatalf("ip addr add: %v: %s", err, out)
+	}
+	child := startNAT64Child(t, bed)
+	if c := child.connect("init"); c.Err != "" {
+		t.Fatal(c.Err)
+	}
+	if err := bed.InServer(func() error { return sendRAWithPREF64("s6n", p, 600*time.Second) }); err != nil {
+		t.Fatal(err)
+	}
+	literal := fmt.Sprintf("%s %d", V4Good1, bed.Port)
+	child.connect("wait-prefix "+literal+" "+p.String()).has(t, "after the RA",
+		nat64Connect{Addr: core.NAT64Synthesize(p, V4Good1).String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p.String()}})
+}
+
+// sendRAWithPREF64 multicasts one router advertisement (router lifetime
+// 0: no default route) carrying a PREF64 option out of iface.
+func sendRAWithPREF64(iface string, p netip.Prefix, lifetime time.Duration) error {
+	plc := map[int]uint16{96: 0, 64: 1, 56: 2, 48: 3, 40: 4, 32: 5}[p.Bits()]
+	ifi, err := net.InterfaceByName(iface)
+	if err != nil {
+		return err
+	}
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.IPPROTO_ICMPV6)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	for _, o := range []struct{ opt, v int }{{unix.IPV6_MULTICAST_HOPS, 255}, {unix.IPV6_MULTICAST_IF, ifi.Index}} {
+		if err := unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, o.opt, o.v); err != nil {
+			return err
+		}
+	}
+	// type 134, code 0, checksum (the kernel's), hop limit 64, flags 0,
+	// router lifetime 0, reachable 0, retrans 0; then the option.
+	msg := []byte{134, 0, 0, 0, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	msg = append(msg, 38, 2)
+	msg = binary.BigEndian.AppendUint16(msg, uint16(lifetime/time.Second/8)<<3|plc)
+	a := p.Addr().As16()
+	msg = append(msg, a[:12]...)
+	dst := &unix.SockaddrInet6{Addr: netip.MustParseAddr("ff02::1").As16(), ZoneId: uint32(ifi.Index)}
+	return unix.Sendto(fd, msg, 0, dst)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hev2/hev2/core/internal/race"
@@ -399,9 +400,13 @@ func (q *qlogWriter) event(ev race.TraceEvent) {
 	case race.TraceNAT64Discovery:
 		q.emit(ev.At, "hev2:nat64_discovery_started", qlogNAT64Discovery{Session: s, Source: ev.Detail})
 	case race.TraceNAT64Prefix:
+		source := "rfc7050_discovery"
+		if strings.Contains(ev.Detail, "router advertisement") {
+			source = "pref64_ra"
+		}
 		for _, p := range ev.Prefixes {
 			q.emit(ev.At, "hev3:nat64_prefix_discovered", qlogNAT64Prefix{Session: s, Prefix: p.Addr().String(),
-				PrefixLength: uint32(p.Bits()), Source: "rfc7050_discovery"})
+				PrefixLength: uint32(p.Bits()), Source: source})
 		}
 	case race.TraceSynthesized:
 		q.emit(ev.At, "hev3:candidate_discovered", qlogCandidate{Session: s, Source: "nat64_synthesis",

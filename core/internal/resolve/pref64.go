@@ -19,6 +19,9 @@ import (
 // resolver can ask: the system resolver, the built-in one (which also
 // gives the answer's TTL), or the caller's own.
 //
+// A PREF64 option of a router advertisement (RFC 8781, pref64_ra.go), when
+// the kernel passed one since the process started, is used instead.
+//
 // When: only on a host with IPv6 and no IPv4 route (netstate), once per
 // network and resolver, started by the first connect that needs it and
 // run alongside that connect's own lookups. That connect waits for the
@@ -91,6 +94,7 @@ func NAT64Applies() bool {
 		nat64Listen.Do(func() {
 			netstate.OnChange(nat64NetworkChanged)
 			hostNAT64.Store(nat64StateOf(netstate.Current()))
+			startRAWatch()
 		})
 		s = hostNAT64.Load()
 	}
@@ -110,6 +114,7 @@ func nat64NetworkChanged(old, cur netstate.Snapshot) {
 	hostNAT64.Store(nat64StateOf(cur))
 	if old.Network != cur.Network {
 		pref64s.flush()
+		forgetRAPrefixes(time.Now())
 	}
 }
 
@@ -156,10 +161,15 @@ func NAT64Wanted() bool { return pref64s.active.Load() }
 // or a refresh in the background if the known prefixes have expired.
 // Call it only when NAT64Applies.
 func NAT64(res FamilyResolver) NAT64Start {
-	network := netstate.Current().Network
-	key := pref64Key{network: network, resolver: resolverKey(res)}
 	now := time.Now()
 	c := &pref64s
+	if ra := currentRAPrefixes(now); len(ra) > 0 {
+		// The router said it (RFC 8781): no query needed.
+		c.active.Store(true)
+		return NAT64Start{Prefixes: ra, Source: "router advertisement (RFC 8781 PREF64)"}
+	}
+	network := netstate.Current().Network
+	key := pref64Key{network: network, resolver: resolverKey(res)}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
