@@ -152,6 +152,16 @@ func (c *pref64Cache) flush() {
 	c.mu.Unlock()
 }
 
+// updateActiveLocked: an A query is worth making while some resolver knows
+// a prefix on this network or is discovering one (c.mu held).
+func (c *pref64Cache) updateActiveLocked() {
+	active := false
+	for _, e := range c.entries {
+		active = active || len(e.prefixes) > 0 || e.flight != nil
+	}
+	c.active.Store(active)
+}
+
 // NAT64Wanted reports whether an A query is worth making on an IPv6-only
 // host: NAT64 can use its answer (a prefix is known, or discovery runs).
 func NAT64Wanted() bool { return pref64s.active.Load() }
@@ -184,14 +194,11 @@ func NAT64(res FamilyResolver) NAT64Start {
 		e.flight = newPref64Flight()
 		go discoverPref64(res, key, e.flight, c.epoch)
 	}
+	c.updateActiveLocked()
 	if !e.expires.IsZero() {
 		// Known (possibly expired and being refreshed): use it.
-		if len(e.prefixes) > 0 {
-			c.active.Store(true)
-		}
 		return NAT64Start{Prefixes: e.prefixes, Source: "cached, " + e.source}
 	}
-	c.active.Store(true)
 	return NAT64Start{Pending: true, Source: e.source, Await: e.flight.await}
 }
 
@@ -255,9 +262,7 @@ func discoverPref64(res FamilyResolver, key pref64Key, f *pref64Flight, epoch ui
 			e.prefixes, e.err = prefixes, err
 		}
 		e.expires = now.Add(life)
-		if len(e.prefixes) > 0 {
-			c.active.Store(true)
-		}
+		c.updateActiveLocked()
 	}
 	c.mu.Unlock()
 	f.finish(prefixes, err)
