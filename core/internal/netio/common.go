@@ -43,6 +43,7 @@ func newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result 
 		Trace:           m.Recorded(),
 		SynthesizedFrom: attempts[id].SynthesizedFrom,
 		NAT64Prefixes:   m.NAT64Prefixes(),
+		History:         m.History(),
 	}
 }
 

@@ -107,6 +107,8 @@ type Error struct {
 	// Trace is every step of the race, kept only when it was asked for
 	// (MachineConfig.Record; core's Dialer.Record): nil otherwise.
 	Trace *Trace
+	// History is what the network's history decided for this race.
+	History HistoryInput
 }
 
 // Report is the failed race's establishment report, built now from Trace

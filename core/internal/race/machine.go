@@ -38,6 +38,7 @@ type Machine struct {
 	delayTraced  time.Duration // the attempt delay last reported to the trace
 
 	done           bool
+	won            bool
 	expired        TimeoutKind
 	lastAttemptErr error
 	lastResolveErr error
@@ -85,6 +86,9 @@ func NewMachine(cfg MachineConfig) *Machine {
 func (m *Machine) Start(now time.Duration) []Action {
 	m.start = now
 	m.acts = m.acts[:0]
+	if h := &m.cfg.History; h.Decided() {
+		m.trace(now, TraceEvent{Kind: TraceHistory, Family: h.First, Until: m.cfg.ConnectionAttemptDelay, Detail: h.Reason})
+	}
 	if m.cfg.NAT64 != nil {
 		m.startNAT64(now)
 	}
@@ -124,6 +128,9 @@ func (m *Machine) Done() bool { return m.done }
 func (m *Machine) Lookups() [2]LookupInfo {
 	return [2]LookupInfo{m.lookups[0].info, m.lookups[1].info}
 }
+
+// History is what history decided for the race (its input).
+func (m *Machine) History() HistoryInput { return m.cfg.History }
 
 // Attempts returns what each attempt did, in the order they started.
 func (m *Machine) Attempts() []AttemptInfo {
@@ -172,11 +179,12 @@ func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, er
 		m.trace(now, TraceEvent{Kind: TraceLookupAnswered, Family: f, Addrs: addrs})
 		m.admit(now, addrs)
 	}
-	switch {
-	case f == IPv6:
+	switch first := m.firstFamily(); {
+	case f == first:
 		m.rdActive = false
-	case err == nil && m.lookups[0].pending && !m.cfg.Serial && len(m.attempts) == 0:
-		// RFC 8305 §3: A answered first; give AAAA a moment.
+	case err == nil && m.lookups[FamilyIndex(first)].pending && !m.cfg.Serial && len(m.attempts) == 0:
+		// RFC 8305 §3: A answered first; give AAAA a moment (or, when
+		// history puts IPv4 first, AAAA answered first: give A one).
 		m.rdActive = true
 		m.rdUntil = now + m.cfg.ResolutionDelay
 		m.trace(now, TraceEvent{Kind: TraceResolutionDelay, Until: m.rdUntil - m.start})
@@ -324,6 +332,7 @@ func (m *Machine) win(now time.Duration, id int) {
 	a.info.Won = true
 	a.info.End = now - m.start
 	m.inflight--
+	m.won = true
 	m.trace(now, TraceEvent{Kind: TraceAttemptWon, Attempt: id, Addr: a.info.Addr, From: a.info.SynthesizedFrom})
 	m.finish(now)
 	m.emit(Action{Kind: ActionDone, Attempt: id})
@@ -350,6 +359,9 @@ func (m *Machine) finish(now time.Duration) {
 	for id := range m.attempts {
 		if m.attempts[id].open {
 			m.closeAttempt(now, id, nil)
+			if a := &m.attempts[id].info; m.won && a.End-a.Start >= m.cfg.ConnectionAttemptDelay {
+				a.Lost = true
+			}
 			m.trace(now, TraceEvent{Kind: TraceAttemptClosed, Attempt: id, Addr: m.attempts[id].info.Addr})
 		}
 	}
@@ -368,6 +380,7 @@ func (m *Machine) finish(now time.Duration) {
 		m.timerAt = noTimer
 		m.emit(Action{Kind: ActionArmTimer, At: noTimer})
 	}
+	m.reportHistory()
 }
 
 func (m *Machine) closeAttempt(now time.Duration, id int, err error) {

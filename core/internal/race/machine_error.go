@@ -16,6 +16,7 @@ func (m *Machine) buildError(now time.Duration) *Error {
 		Attempts: m.Attempts(),
 		Elapsed:  now - m.start,
 		Trace:    m.cfg.Record,
+		History:  m.cfg.History,
 	}
 	switch {
 	case m.canceled != nil:

@@ -104,6 +104,13 @@ type MachineConfig struct {
 	// Error.Trace) points to it. A pointer, so that a race that does not
 	// record carries 8 bytes for it, not a slice.
 	Record *Trace
+
+	// History is what the network's history decided for this race (the
+	// zero value: nothing); ConnectionAttemptDelay already holds the delay
+	// it derived from RTT, if any. HistorySink, if not nil, is told each
+	// attempt's outcome when the race ends.
+	History     HistoryInput
+	HistorySink HistorySink
 }
 
 // NAT64Config is a race's view of this network's NAT64 prefix discovery.

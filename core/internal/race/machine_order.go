@@ -36,6 +36,7 @@ func (m *Machine) reorder() {
 	if len(all) > 1 && m.cfg.Sort != nil {
 		all = m.cfg.Sort(all, m.prefixes)
 	}
+	all = preferFamily(all, m.cfg.History.First)
 	all = InterleaveNAT64(all, m.cfg.FirstAddressFamilyCount, m.prefixes)
 	m.order = m.order[:0]
 	for _, a := range all {

@@ -26,6 +26,9 @@ type AttemptInfo struct {
 	// synthesized Addr through a NAT64 prefix (RFC 6052) from an IPv4
 	// literal, static entry or A answer; invalid otherwise.
 	SynthesizedFrom netip.Addr
+	// Lost: pending for at least the Connection Attempt Delay, then closed
+	// because another attempt won (how a blackholed path shows).
+	Lost bool
 }
 
 // Result describes a won race.
@@ -48,6 +51,8 @@ type Result struct {
 	// NAT64Prefixes are the prefixes the race used (discovered on this
 	// network), nil when NAT64 did not apply.
 	NAT64Prefixes []netip.Prefix
+	// History is what the network's history decided for this race.
+	History HistoryInput
 }
 
 // Family is the winner's address family.

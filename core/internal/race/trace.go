@@ -27,6 +27,10 @@ const (
 	TraceNAT64Discovery // the race waits for this network's PREF64 discovery (ipv4only.arpa)
 	TraceNAT64Prefix    // Prefixes in use (none: no NAT64 here), Detail their source, Err a failed discovery
 	TraceSynthesized    // Addr (IPv6) synthesized from From (IPv4)
+	// History decided something (sent first): Family is tried first
+	// (FamilyUnspec: RFC 6724's order), Until is the attempt delay, Reason
+	// says why.
+	TraceHistory
 )
 
 var traceNames = [...]string{
@@ -46,6 +50,7 @@ var traceNames = [...]string{
 	TraceNAT64Discovery:  "nat64-discovery",
 	TraceNAT64Prefix:     "nat64-prefix",
 	TraceSynthesized:     "synthesized",
+	TraceHistory:         "history",
 }
 
 func (k TraceKind) String() string {
