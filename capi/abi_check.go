@@ -51,6 +51,8 @@ const (
 	_ = uint(C.HEV2_EV_NAT64_PREFIX - int(core.TraceNat64Prefix))
 	_ = uint(int(core.TraceSynthesized) - C.HEV2_EV_SYNTHESIZED)
 	_ = uint(C.HEV2_EV_SYNTHESIZED - int(core.TraceSynthesized))
+	_ = uint(int(core.TraceHistory) - C.HEV2_EV_HISTORY)
+	_ = uint(C.HEV2_EV_HISTORY - int(core.TraceHistory))
 	_ = uint(int(core.TimeoutNone) - C.HEV2_TIMEOUT_NONE)
 	_ = uint(C.HEV2_TIMEOUT_NONE - int(core.TimeoutNone))
 	_ = uint(int(core.TimeoutResolv) - C.HEV2_TIMEOUT_RESOLV)

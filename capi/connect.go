@@ -431,5 +431,28 @@ func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.go_heap_inuse = C.uint64_t(ms.HeapInuse)
+	hs := core.HistoryStatistics()
+	s.history_enabled = C.uint64_t(boolInt(core.HistoryEnabled()))
+	s.history_entries = C.uint64_t(hs.Entries)
+	s.history_max_entries = C.uint64_t(hs.Capacity)
+	s.history_entry_bytes = C.uint64_t(hs.EntryBytes)
+	s.history_recorded = C.uint64_t(hs.Recorded)
+	s.history_evicted = C.uint64_t(hs.Evicted)
+	s.history_reordered = C.uint64_t(hs.Reordered)
+	s.history_delay_set = C.uint64_t(hs.DelaySet)
+	return C.HEV2_OK
+}
+
+//export hev2go_set_history
+func hev2go_set_history(on C.int) (rc C.int) {
+	defer guard(&rc)
+	core.SetHistoryEnabled(on == 1)
+	return C.HEV2_OK
+}
+
+//export hev2go_clear_history
+func hev2go_clear_history() (rc C.int) {
+	defer guard(&rc)
+	core.ClearHistory()
 	return C.HEV2_OK
 }

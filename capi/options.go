@@ -56,6 +56,8 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	d.NoDelay = flag("nodelay", o.nodelay)
 	d.BlockingFD = flag("blocking", o.blocking)
 	co.recordEvents = flag("record_events", o.record_events)
+	d.DisableHistory = !flag("history", o.history)
+	d.HistoryLifetime = millis(o.history_lifetime_ms)
 	if err != nil {
 		return nil, err
 	}

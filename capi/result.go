@@ -55,8 +55,9 @@ func hev2go_result(id C.hev2_conn, r *C.hev2_result_info) (rc C.int) {
 	r.timeout = C.int(c.out.timeout)
 	var lookups [2]core.LookupInfo
 	var attempts []core.AttemptInfo
+	var hist core.HistoryInput
 	if c.res != nil {
-		lookups, attempts = c.res.Lookups, c.res.Attempts
+		lookups, attempts, hist = c.res.Lookups, c.res.Attempts, c.res.History
 		ap := c.res.Addr
 		r.fd = C.int(c.res.FD)
 		c.fdTaken = true
@@ -70,12 +71,19 @@ func hev2go_result(id C.hev2_conn, r *C.hev2_result_info) (rc C.int) {
 	} else {
 		var ce *core.Error
 		if errors.As(c.err, &ce) {
-			lookups, attempts = ce.Lookups, ce.Attempts
+			lookups, attempts, hist = ce.Lookups, ce.Attempts, ce.History
 		}
 	}
 	for i := range lookups {
 		fillLookup(&r.lookups[i], lookups[i], i)
 	}
+	r.history_family = cFamilyOrNone(hist.First)
+	if hist.DelayFromRTT {
+		r.history_samples = C.int(hist.Samples)
+		r.history_srtt_ms = C.double(ms(hist.SRTT))
+		r.attempt_delay_ms = C.double(ms(hist.AttemptDelay))
+	}
+	putString(r.history_reason[:], hist.Reason)
 	r.n_attempts = C.int(len(attempts))
 	r.n_events = C.int(len(c.events))
 	return C.HEV2_OK
@@ -140,6 +148,7 @@ func hev2go_get_attempt(id C.hev2_conn, i C.int, a *C.hev2_attempt_info) (rc C.i
 	a.start_ms = C.double(ms(at.Start))
 	a.end_ms = C.double(ms(at.End))
 	putAddr(a.synthesized_from[:], at.SynthesizedFrom)
+	a.lost = boolInt(at.Lost)
 	return C.HEV2_OK
 }
 
@@ -158,15 +167,12 @@ func hev2go_get_event(id C.hev2_conn, i C.int, e *C.hev2_event_info) (rc C.int) 
 	ev := c.events[i]
 	e.at_ms = C.double(ms(ev.At))
 	e.kind = C.int(ev.Kind)
-	if ev.Family != core.FamilyUnspec {
-		e.family = C.AF_INET
-		if ev.Family == core.IPv6 {
-			e.family = C.AF_INET6
-		}
-	}
+	e.family = cFamilyOrNone(ev.Family)
 	e.attempt = -1
 	var detail string
 	switch ev.Kind {
+	case core.TraceHistory:
+		detail = ev.Detail
 	case core.TraceAttemptStarted, core.TraceAttemptFailed, core.TraceAttemptWon, core.TraceAttemptClosed:
 		e.attempt = C.int(ev.Attempt)
 		putString(e.address[:], ev.Addr.Addr().String())
@@ -278,6 +284,17 @@ func errnoOf(err error) int {
 	var en syscall.Errno
 	if errors.As(err, &en) {
 		return int(en)
+	}
+	return 0
+}
+
+// cFamilyOrNone is f as AF_INET6, AF_INET, or 0 for FamilyUnspec.
+func cFamilyOrNone(f core.Family) C.int {
+	switch f {
+	case core.IPv6:
+		return C.AF_INET6
+	case core.IPv4:
+		return C.AF_INET
 	}
 	return 0
 }

@@ -39,6 +39,20 @@ int hev2_set_max_handles(int max)
 	return hev2c_return(__func__, hev2go_set_max_handles(max));
 }
 
+int hev2_set_history(int on)
+{
+	if (on != 0 && on != 1)
+		return hev2c_failf(__func__, HEV2_EINVAL, "on must be 0 or 1, not %d", on);
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_set_history(on));
+}
+
+int hev2_clear_history(void)
+{
+	CHECK_FORK(__func__);
+	return hev2c_return(__func__, hev2go_clear_history());
+}
+
 /* out_begin checks a caller's size-versioned output struct (what names the
  * argument in the error text). */
 static int out_begin(const char *fn, const char *what, const size_t *size_field,
@@ -101,6 +115,7 @@ int hev2_options_init_size(hev2_options *o, size_t size)
 	defaults.family = AF_UNSPEC;
 	defaults.resolver = HEV2_RESOLVER_DEFAULT;
 	defaults.drive = HEV2_DRIVE_LIBRARY;
+	defaults.history = 1;
 	memset(o, 0, size);
 	memcpy(o, &defaults, size < sizeof defaults ? size : sizeof defaults);
 	return HEV2_OK;

@@ -44,6 +44,7 @@ const char *hev2_event_name(int kind)
 	case HEV2_EV_NAT64_DISCOVERY: return "nat64-discovery";
 	case HEV2_EV_NAT64_PREFIX: return "nat64-prefix";
 	case HEV2_EV_SYNTHESIZED: return "synthesized";
+	case HEV2_EV_HISTORY: return "history";
 	}
 	return "unknown";
 }

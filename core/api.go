@@ -34,6 +34,9 @@ type (
 	TraceEvent = race.TraceEvent
 	// TraceKind names a step of a race.
 	TraceKind = race.TraceKind
+	// PathOutcome is what one attempt said about its path, as history
+	// records it.
+	PathOutcome = race.PathOutcome
 )
 
 // Address families.
@@ -78,6 +81,7 @@ const (
 	TraceCanceled        = race.TraceCanceled
 	TraceDone            = race.TraceDone
 	TraceAttemptDelay    = race.TraceAttemptDelay
+	TraceHistory         = race.TraceHistory
 )
 
 // getaddrinfo codes, as glibc numbers them (ResolveError.Code).

@@ -75,6 +75,7 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 	} else {
 		cfg.Families = []Family{want}
 	}
+	d.applyHistory(&cfg)
 	return cfg, nil
 }
 

@@ -59,6 +59,22 @@ type Dialer struct {
 	// names the IPv4 address), and sorts DNS64 answers as IPv4. With an
 	// IPv4 route nothing of this happens. See nat64.go.
 	DisableNAT64 bool
+	// DisableHistory: this Dialer's races neither read nor feed the
+	// process's history of this network (see SetHistoryEnabled). With
+	// history, a family that failed or lost a race to a name recently
+	// (refused, timed out, or pending for the whole attempt delay while the
+	// other family won) is tried second for that name, and, when
+	// ConnectionAttemptDelay is 0, the attempt delay is 2 x the smoothed
+	// connect RTT of the family tried first, clamped to [100 ms, 2 s], once
+	// 3 connects are on record. Result.History says what was decided.
+	DisableHistory bool
+	// HistoryLifetime is the convergence setting: how long a failure keeps
+	// its family second (0: 10 min). When it has passed, the next connect
+	// tries the RFC 6724 order again: a healed path is used again, a
+	// still-broken one is paid once more (one attempt delay) and demoted
+	// again; so per name and network at most one connect per HistoryLifetime
+	// pays a broken path, and a healed one is back within HistoryLifetime.
+	HistoryLifetime time.Duration
 
 	// Trace, when set, receives every step of the race, one at a time, on
 	// whichever goroutine steps the race (the caller's, the shared poller's,

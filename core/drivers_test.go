@@ -113,6 +113,8 @@ func step(ev TraceEvent) string {
 		s += fmt.Sprintf(" #%d %v", ev.Attempt, ev.Addr.Addr())
 	case TraceTimeout:
 		s += " " + ev.Timeout.String()
+	case TraceHistory:
+		s += " " + ev.Family.String()
 	}
 	if ev.Err != nil && ev.Kind != TraceDone {
 		s += " (" + ev.Err.Error() + ")"

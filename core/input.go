@@ -100,6 +100,9 @@ func (d *Dialer) Validate() error {
 	if err := checkDuration("keepalive", d.KeepAlive); err != nil {
 		return err
 	}
+	if err := checkDuration("history_lifetime", d.HistoryLifetime); err != nil {
+		return err
+	}
 	if d.OpenTimeout > 0 && (d.ResolvTimeout > 0 || d.ConnectTimeout > 0) {
 		return invalidOption("open_timeout", "cannot be combined with resolv_timeout or connect_timeout")
 	}

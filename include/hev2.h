@@ -104,6 +104,30 @@
  * process works.
  *
  * ---------------------------------------------------------------------------
+ * History (since 1.3)
+ * ---------------------------------------------------------------------------
+ *
+ * The library remembers, per network (the default routers and on-link
+ * prefixes netlink reports, so nothing learned on one network is read on
+ * another, and a new network starts from the RFC's defaults at once) and
+ * per host name, what each family's attempts did. A family that failed
+ * (refused, timed out, or still pending after the attempt delay when the
+ * other family won: a blackhole) with no success since, while the other
+ * family connected, in the last history_lifetime_ms (10 min), is tried
+ * second: the next connects do not pay the attempt delay again. When the
+ * failure is that old, the RFC 6724 order is tried again: a path still
+ * broken is paid once more (one attempt delay) and demoted again, a healed
+ * one wins. So per host name and network at most one connect per lifetime
+ * pays a broken path, and a healed path is used again within one lifetime.
+ * Once a family has 3 connects on record and connection_attempt_delay_ms
+ * is 0, the attempt delay is 2 x its smoothed connect RTT, clamped to
+ * [100, 2000] ms. IP literals and fast_fallback = 0 are untouched.
+ * hev2_result_info.history_* and HEV2_EV_HISTORY say what was decided;
+ * hev2_stats_info.history_* count it. Bounded: at most
+ * history_max_entries keys (least recently used evicted) of
+ * history_entry_bytes each plus the host name.
+ *
+ * ---------------------------------------------------------------------------
  * Capacity
  * ---------------------------------------------------------------------------
  *
@@ -344,6 +368,10 @@ extern "C" {
 #define HEV2_EV_SYNTHESIZED      16 /* .address (IPv6) synthesized from the
                                         IPv4 address in .detail
                                         ("from 192.0.2.1") */
+#define HEV2_EV_HISTORY          17 /* sent first when the network's history
+                                        decided something (see "History"):
+                                        .family is tried first (0: RFC 6724's
+                                        order), .detail the reason (since 1.3) */
 
 /* hev2_options.nat64 (since 1.3). */
 #define HEV2_NAT64_AUTO 0 /* default: on a host with IPv6 and no IPv4 route,
@@ -366,6 +394,7 @@ extern "C" {
 #define HEV2_DETAILLEN   160 /* hev2_event_info.detail */
 #define HEV2_ERRMSGLEN   1024 /* the longest text hev2_errmsg or
                                  hev2_last_error returns */
+#define HEV2_REASONLEN   256 /* hev2_result_info.history_reason (since 1.3) */
 
 /* Hard limits. */
 #define HEV2_MAX_HOSTLEN  253  /* characters of a host name */
@@ -466,6 +495,13 @@ typedef struct hev2_options {
 	 * answer inside the prefix is sorted as IPv4. Off with family or
 	 * local_host restricting the family. */
 	int nat64;
+	/* History (see "History" above; since 1.3). history: 1 (default) reads
+	 * and feeds the process's history of this network, 0 neither (and
+	 * hev2_set_history(0) turns it off for every handle). history_lifetime_ms:
+	 * how long a failure keeps its family second, the convergence setting
+	 * (0: 600000, 10 min; at most HEV2_MAX_TIMEOUT_MS). */
+	int history;
+	int history_lifetime_ms;
 } hev2_options;
 
 /* One family's lookup. */
@@ -511,6 +547,18 @@ typedef struct hev2_result_info {
 	 * (address is then the IPv6 address it was reached at, family
 	 * AF_INET6); "" when the winner was not synthesized. */
 	char synthesized_from[HEV2_ADDRSTRLEN];
+	/* What the network's history decided (see "History"; since 1.3).
+	 * history_family: AF_INET or AF_INET6 tried first because of history,
+	 * 0 when RFC 6724's order stood; history_reason says why, in one line
+	 * ("IPv4 first: IPv6 to example.com lost 3 races without connecting in
+	 * the last 10m0s on this network"), "" if nothing. history_samples > 0:
+	 * the attempt delay was attempt_delay_ms = 2 x history_srtt_ms (the
+	 * smoothed connect RTT of that many connects), clamped to [100, 2000]. */
+	int history_family;
+	int history_samples;
+	double history_srtt_ms;
+	double attempt_delay_ms;
+	char history_reason[HEV2_REASONLEN];
 } hev2_result_info;
 
 /* One connection attempt (hev2_get_attempt). Set .size before calling. */
@@ -526,6 +574,9 @@ typedef struct hev2_attempt_info {
 	/* NAT64 (since 1.3): the IPv4 address .address was synthesized from,
 	 * "" if it was not. */
 	char synthesized_from[HEV2_ADDRSTRLEN];
+	/* 1: pending for at least the attempt delay, then closed because
+	 * another attempt won: how a blackholed path shows (since 1.3). */
+	int lost;
 } hev2_attempt_info;
 
 /* One step of the race (hev2_get_event). Set .size before calling. */
@@ -574,6 +625,16 @@ typedef struct hev2_stats_info {
 	 * (filling these stops the Go world for a few microseconds). */
 	uint64_t go_goroutines;     /* goroutines alive now */
 	uint64_t go_heap_inuse;     /* bytes of the Go heap in use */
+	/* Added in 1.3: the history (see "History"). */
+	uint64_t history_enabled;     /* the process-wide switch: 1 on, 0 off */
+	uint64_t history_entries;     /* (network, host name) keys held now */
+	uint64_t history_max_entries; /* the LRU bound on history_entries */
+	uint64_t history_entry_bytes; /* memory per key, its host name aside */
+	uint64_t history_recorded;    /* attempt outcomes recorded, ever */
+	uint64_t history_evicted;     /* keys evicted by the bound, ever */
+	uint64_t history_reordered;   /* connects whose family order history set */
+	uint64_t history_delay_set;   /* connects whose attempt delay came from
+	                                 the observed RTT */
 } hev2_stats_info;
 
 /* ---- library ---------------------------------------------------------------- */
@@ -918,6 +979,14 @@ int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a);
  * HEV2_ESYSTEM (opening or writing failed: hev2_last_errno says why).
  * Since 1.3. */
 int hev2_write_trace(hev2_conn c, int format, int fd, const char *path);
+
+/* History (since 1.3; see "History" above). hev2_set_history(1) turns the
+ * process-wide history on (the default at load), 0 off: off, no handle
+ * reads or feeds it, whatever its options say; what was learned is kept.
+ * Other values: HEV2_EINVAL. hev2_clear_history forgets everything learned,
+ * on every network. Both thread-safe. */
+int hev2_set_history(int on);
+int hev2_clear_history(void);
 
 #ifdef __cplusplus
 }

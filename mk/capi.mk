@@ -76,7 +76,7 @@ demo-capi: capi $(BUILD)/hev2-demo-listeners ## the demo: hev2-connect -v racing
 	@cmd/hev2-connect/demo.sh $(BUILD)
 
 # ---- the C test suite (tests/c) ---------------------------------------------
-CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds test_driven test_report test_trace
+CAPI_TESTS     := test_api test_badinput test_storm test_fork test_sigchld test_jobs test_no_fds test_driven test_report test_trace test_history
 # These load the library themselves (dlopen) and are given its path.
 CAPI_DLOPEN_TESTS := test_sigchld test_no_fds
 CAPI_TEST_BINS := $(addprefix $(BUILD)/tests/c/,$(CAPI_TESTS))

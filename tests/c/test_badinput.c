@@ -118,6 +118,9 @@ ROW(static_empty, HEV2_EOPTIONS, (o.static_hosts = "", try("127.0.0.1", port, o)
 ROW(static_empty_list, HEV2_EOPTIONS, (o.static_hosts = "name.test:", try("127.0.0.1", port, o)))
 ROW(job_out_of_range, HEV2_EOPTIONS, (o.job = HEV2_MAX_JOBS + 1, try("127.0.0.1", port, o)))
 ROW(job_unregistered, HEV2_EOPTIONS, (o.job = HEV2_MAX_JOBS, try("127.0.0.1", port, o)))
+ROW(history_2, HEV2_EOPTIONS, (o.history = 2, try("127.0.0.1", port, o)))
+ROW(history_lifetime_negative, HEV2_EOPTIONS, (o.history_lifetime_ms = -1, try("127.0.0.1", port, o)))
+ROW(history_lifetime_huge, HEV2_EOPTIONS, (o.history_lifetime_ms = INT_MAX, try("127.0.0.1", port, o)))
 
 static int wait_handle_zero(void) { return hev2_wait(0, 0); }
 static int wait_never_issued(void) { return hev2_wait(0xdeadbeefcafeULL, 0); }
@@ -196,6 +199,8 @@ static int options_size_between(void)
 static int max_handles_zero(void) { return hev2_set_max_handles(0); }
 static int max_handles_negative(void) { return hev2_set_max_handles(-5); }
 static int max_handles_absurd(void) { return hev2_set_max_handles(2000000); }
+static int set_history_2(void) { return hev2_set_history(2); }
+static int set_history_negative(void) { return hev2_set_history(-1); }
 static void nop_job(void *d) { (void)d; }
 static int job_register_null_fn(void)
 {
@@ -381,6 +386,11 @@ static const struct row {
 	R(max_handles_zero, HEV2_EINVAL, "hev2_set_max_handles: max 0 out of range"),
 	R(max_handles_negative, HEV2_EINVAL, "hev2_set_max_handles: max -5 out of range"),
 	R(max_handles_absurd, HEV2_EINVAL, "hev2_set_max_handles: max 2000000 out of range"),
+	R(history_2, HEV2_EOPTIONS, "hev2_connect: history must be 0 or 1, not 2"),
+	R(history_lifetime_negative, HEV2_EOPTIONS, "hev2_connect: invalid history_lifetime: -1ms out of range"),
+	R(history_lifetime_huge, HEV2_EOPTIONS, "hev2_connect: invalid history_lifetime: 596h31m23.647s out of range"),
+	R(set_history_2, HEV2_EINVAL, "hev2_set_history: on must be 0 or 1, not 2"),
+	R(set_history_negative, HEV2_EINVAL, "hev2_set_history: on must be 0 or 1, not -1"),
 	R(job_register_null_fn, HEV2_EINVAL, "hev2_job_register: fn is NULL"),
 	R(job_register_null_out, HEV2_EINVAL, "hev2_job_register: out is NULL"),
 	R(job_register_bad_flags, HEV2_EINVAL, "hev2_job_register: unknown flags 0x80"),

@@ -168,4 +168,3 @@ func familyName(f race.Family) string {
 	}
 	return "IPv4"
 }
-

@@ -23,6 +23,7 @@ type HistoryInput struct {
 	DelayFromRTT bool
 	SRTT         time.Duration
 	Samples      int
+	AttemptDelay time.Duration // the delay derived (when DelayFromRTT)
 }
 
 // Decided reports whether history changed anything for the race.

@@ -187,6 +187,15 @@ type qlogNAT64Discovery struct {
 	Source  string `json:"source"`
 }
 
+// qlogHistory is what the network's history decided before the race
+// (the draft has no event for it).
+type qlogHistory struct {
+	Session        string `json:"he_session_id"`
+	FirstFamily    string `json:"first_family,omitempty"`
+	AttemptDelayMS int64  `json:"attempt_delay_ms"`
+	Reason         string `json:"reason,omitempty"`
+}
+
 type qlogResolutionDelay struct {
 	Session string `json:"he_session_id"`
 	DelayMS int64  `json:"delay_ms"`
@@ -397,6 +406,12 @@ func (q *qlogWriter) event(ev race.TraceEvent) {
 		if ev.Kind == race.TraceAttemptWon {
 			q.emit(ev.At, "hev3:connection_selected", qlogSelected{Session: s, AttemptID: out.AttemptID})
 		}
+	case race.TraceHistory:
+		h := qlogHistory{Session: s, AttemptDelayMS: msUint(ev.Until), Reason: ev.Detail}
+		if ev.Family != race.FamilyUnspec {
+			h.FirstFamily = familyName(ev.Family)
+		}
+		q.emit(ev.At, "hev2:history_decision", h)
 	case race.TraceNAT64Discovery:
 		q.emit(ev.At, "hev2:nat64_discovery_started", qlogNAT64Discovery{Session: s, Source: ev.Detail})
 	case race.TraceNAT64Prefix:

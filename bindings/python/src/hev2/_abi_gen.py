@@ -67,6 +67,7 @@ EV_ATTEMPT_DELAY = 13
 EV_NAT64_DISCOVERY = 14
 EV_NAT64_PREFIX = 15
 EV_SYNTHESIZED = 16
+EV_HISTORY = 17
 NAT64_AUTO = 0
 NAT64_OFF = 1
 DRIVE_LIBRARY = 0
@@ -75,6 +76,7 @@ JOB_DIRECT = 1
 ADDRSTRLEN = 64
 DETAILLEN = 160
 ERRMSGLEN = 1024
+REASONLEN = 256
 MAX_HOSTLEN = 253
 MAX_JOBS = 256
 MAX_TIMEOUT_MS = 86400000
@@ -138,6 +140,7 @@ EVENT_NAMES: dict[int, str] = {
     14: "nat64-discovery",
     15: "nat64-prefix",
     16: "synthesized",
+    17: "history",
 }
 
 # timeout kind (HEV2_TIMEOUT_*) -> the option that fired ("none" for none)
@@ -223,6 +226,8 @@ class Options(Structure):
         ("record_events", c_int),
         ("drive", c_int),
         ("nat64", c_int),
+        ("history", c_int),
+        ("history_lifetime_ms", c_int),
     ]
 
 
@@ -259,6 +264,11 @@ class ResultInfo(Structure):
         ("n_attempts", c_int),
         ("n_events", c_int),
         ("synthesized_from", c_char * ADDRSTRLEN),
+        ("history_family", c_int),
+        ("history_samples", c_int),
+        ("history_srtt_ms", c_double),
+        ("attempt_delay_ms", c_double),
+        ("history_reason", c_char * REASONLEN),
     ]
 
 
@@ -276,6 +286,7 @@ class AttemptInfo(Structure):
         ("start_ms", c_double),
         ("end_ms", c_double),
         ("synthesized_from", c_char * ADDRSTRLEN),
+        ("lost", c_int),
     ]
 
 
@@ -320,6 +331,14 @@ class StatsInfo(Structure):
         ("lookups_refused", c_uint64),
         ("go_goroutines", c_uint64),
         ("go_heap_inuse", c_uint64),
+        ("history_enabled", c_uint64),
+        ("history_entries", c_uint64),
+        ("history_max_entries", c_uint64),
+        ("history_entry_bytes", c_uint64),
+        ("history_recorded", c_uint64),
+        ("history_evicted", c_uint64),
+        ("history_reordered", c_uint64),
+        ("history_delay_set", c_uint64),
     ]
 
 
@@ -402,7 +421,7 @@ STRUCTS: dict[str, type[Structure]] = {
 # sizeof and offsetof of every member, as the C compiler measured them.
 LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
     "hev2_options": (
-        120,
+        128,
         {
             "size": 0,
             "resolution_delay_ms": 8,
@@ -427,6 +446,8 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "record_events": 108,
             "drive": 112,
             "nat64": 116,
+            "history": 120,
+            "history_lifetime_ms": 124,
         },
     ),
     "hev2_lookup_info": (
@@ -441,7 +462,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_result_info": (
-        384,
+        664,
         {
             "size": 0,
             "status": 8,
@@ -459,10 +480,15 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "n_attempts": 312,
             "n_events": 316,
             "synthesized_from": 320,
+            "history_family": 384,
+            "history_samples": 388,
+            "history_srtt_ms": 392,
+            "attempt_delay_ms": 400,
+            "history_reason": 408,
         },
     ),
     "hev2_attempt_info": (
-        176,
+        184,
         {
             "size": 0,
             "address": 8,
@@ -474,6 +500,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "start_ms": 96,
             "end_ms": 104,
             "synthesized_from": 112,
+            "lost": 176,
         },
     ),
     "hev2_event_info": (
@@ -493,7 +520,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_stats_info": (
-        152,
+        216,
         {
             "size": 0,
             "handles_created": 8,
@@ -514,6 +541,14 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "lookups_refused": 128,
             "go_goroutines": 136,
             "go_heap_inuse": 144,
+            "history_enabled": 152,
+            "history_entries": 160,
+            "history_max_entries": 168,
+            "history_entry_bytes": 176,
+            "history_recorded": 184,
+            "history_evicted": 192,
+            "history_reordered": 200,
+            "history_delay_set": 208,
         },
     ),
     "hev2_report_phase": (

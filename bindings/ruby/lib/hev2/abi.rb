@@ -54,6 +54,7 @@ module Hev2
     EV_NAT64_DISCOVERY = 14
     EV_NAT64_PREFIX = 15
     EV_SYNTHESIZED = 16
+    EV_HISTORY = 17
     NAT64_AUTO = 0
     NAT64_OFF = 1
     DRIVE_LIBRARY = 0
@@ -62,6 +63,7 @@ module Hev2
     ADDRSTRLEN = 64
     DETAILLEN = 160
     ERRMSGLEN = 1024
+    REASONLEN = 256
     MAX_HOSTLEN = 253
     MAX_JOBS = 256
     MAX_TIMEOUT_MS = 86400000
@@ -125,6 +127,7 @@ module Hev2
       14 => "nat64-discovery",
       15 => "nat64-prefix",
       16 => "synthesized",
+      17 => "history",
     }.freeze
 
     # timeout kind (HEV2_TIMEOUT_*) -> the option that fired ("none" for none)
@@ -181,12 +184,12 @@ module Hev2
 
     # sizeof of each struct.
     SIZES = {
-      hev2_options: 120,
+      hev2_options: 128,
       hev2_lookup_info: 32,
-      hev2_result_info: 384,
-      hev2_attempt_info: 176,
+      hev2_result_info: 664,
+      hev2_attempt_info: 184,
       hev2_event_info: 272,
-      hev2_stats_info: 152,
+      hev2_stats_info: 216,
       hev2_report_phase: 24,
       hev2_report_info: 120,
       hev2_report_lookup_info: 48,
@@ -219,6 +222,8 @@ module Hev2
         record_events: 108,
         drive: 112,
         nat64: 116,
+        history: 120,
+        history_lifetime_ms: 124,
       }.freeze,
       hev2_lookup_info: {
         family: 0,
@@ -245,6 +250,11 @@ module Hev2
         n_attempts: 312,
         n_events: 316,
         synthesized_from: 320,
+        history_family: 384,
+        history_samples: 388,
+        history_srtt_ms: 392,
+        attempt_delay_ms: 400,
+        history_reason: 408,
       }.freeze,
       hev2_attempt_info: {
         size: 0,
@@ -257,6 +267,7 @@ module Hev2
         start_ms: 96,
         end_ms: 104,
         synthesized_from: 112,
+        lost: 176,
       }.freeze,
       hev2_event_info: {
         size: 0,
@@ -291,6 +302,14 @@ module Hev2
         lookups_refused: 128,
         go_goroutines: 136,
         go_heap_inuse: 144,
+        history_enabled: 152,
+        history_entries: 160,
+        history_max_entries: 168,
+        history_entry_bytes: 176,
+        history_recorded: 184,
+        history_evicted: 192,
+        history_reordered: 200,
+        history_delay_set: 208,
       }.freeze,
       hev2_report_phase: {
         happened: 0,

@@ -1,0 +1,104 @@
+package core
+
+import (
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hev2/hev2/core/internal/netstate"
+	"golang.org/x/sys/unix"
+)
+
+// withHistory turns the process-wide history on, empty, for one test.
+func withHistory(t *testing.T) {
+	t.Helper()
+	if !netstate.Current().Known {
+		t.Fatal("netstate does not know this network: history cannot apply")
+	}
+	ClearHistory()
+	SetHistoryEnabled(true)
+	t.Cleanup(func() { SetHistoryEnabled(false); ClearHistory() })
+}
+
+// Every driver reads and feeds the same history: ::1 drops SYNs and
+// 127.0.0.1 accepts; the first race pays the attempt delay and records
+// IPv6's loss, every later one (whatever its driver) goes IPv4 first.
+func TestHistoryAcrossDrivers(t *testing.T) {
+	withHistory(t)
+	port := synDropListener(t, "::1", 0)
+	echoListener(t, net.JoinHostPort("127.0.0.1", itoa(port)))
+	hosts := map[string][]netip.Addr{"dual.test": mustAddrs("::1", "127.0.0.1")}
+	d := Dialer{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: hosts}
+
+	first := runAsync(t, d, "dual.test", port, 0)
+	want := []string{"attempt-started #0 ::1", "attempt-delay", "attempt-started #1 127.0.0.1", "attempt-won #1 127.0.0.1", "attempt-closed #0 ::1", "done"}
+	if first.outcome != "won 127.0.0.1" || strings.Join(first.steps, "|") != strings.Join(want, "|") {
+		t.Fatalf("first race: %s\n  %s", first.outcome, strings.Join(first.steps, "\n  "))
+	}
+	want = []string{"history ipv4", "attempt-started #0 127.0.0.1", "attempt-delay", "attempt-won #0 127.0.0.1", "done"}
+	for name, run := range map[string]func(*testing.T, Dialer, string, int, time.Duration) driverRun{
+		"async": runAsync, "caller thread": runCallerThread, "netpoll": runNetpoll,
+	} {
+		r := run(t, d, "dual.test", port, 0)
+		if r.outcome != "won 127.0.0.1" || strings.Join(r.steps, "|") != strings.Join(want, "|") {
+			t.Fatalf("%s, after the loss: %s\n  %s", name, r.outcome, strings.Join(r.steps, "\n  "))
+		}
+	}
+
+	res, err := d.Connect(t.Context(), "dual.test", uint16(port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(res.FD)
+	if h := res.History; h.First != IPv4 || !strings.HasPrefix(h.Reason, "IPv4 first: IPv6 to dual.test lost 1 race without connecting in the last 10m0s") {
+		t.Fatalf("Result.History %+v", h)
+	}
+	st := HistoryStatistics()
+	if st.Entries != 1 || st.Reordered < 4 || st.EntryBytes != HistoryEntryBytes {
+		t.Fatalf("stats %+v", st)
+	}
+
+	// Off for one Dialer, off for the process, cleared: IPv6 first again.
+	off := d
+	off.DisableHistory = true
+	if r := runAsync(t, off, "dual.test", port, 0); r.steps[0] != "attempt-started #0 ::1" {
+		t.Fatalf("DisableHistory: %v", r.steps)
+	}
+	SetHistoryEnabled(false)
+	if r := runAsync(t, d, "dual.test", port, 0); r.steps[0] != "attempt-started #0 ::1" {
+		t.Fatalf("history off: %v", r.steps)
+	}
+	SetHistoryEnabled(true)
+	ClearHistory()
+	if r := runAsync(t, d, "dual.test", port, 0); r.steps[0] != "attempt-started #0 ::1" {
+		t.Fatalf("after ClearHistory: %v", r.steps)
+	}
+}
+
+// A literal has nothing to order: history neither reads nor records it.
+func TestHistoryIgnoresLiterals(t *testing.T) {
+	withHistory(t)
+	before := HistoryStatistics()
+	ln := echoListener(t, "127.0.0.1:0")
+	for range 3 {
+		res, err := (&Dialer{}).Connect(t.Context(), "127.0.0.1", uint16(portOf(ln)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Close(res.FD)
+		if res.History.Decided() {
+			t.Fatalf("literal: history decided %+v", res.History)
+		}
+	}
+	if st := HistoryStatistics(); st.Recorded != before.Recorded || st.Entries != 0 {
+		t.Fatalf("literal connects recorded: %+v", st)
+	}
+}
+
+func TestHistoryLifetimeValidated(t *testing.T) {
+	if err := (&Dialer{HistoryLifetime: -time.Second}).Validate(); err == nil {
+		t.Fatal("negative HistoryLifetime accepted")
+	}
+}
