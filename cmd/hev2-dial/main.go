@@ -3,11 +3,13 @@
 //
 //	hev2-dial [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
 //	          [--no-fast-fallback] [--family 4|6] [--resolver system|builtin]
-//	          [--no-nat64] [--svg FILE] [--qlog FILE] [--chrome-trace FILE] HOST PORT
+//	          [--no-nat64] [--svg FILE] [--qlog FILE] [--chrome-trace FILE]
+//	          [--repeat N] [--no-history] HOST PORT
 //
 // Exit status: 0 connected, 1 connection failure, 2 usage error. The
-// result's "events" list is the race's trace, its "report" the race's
-// establishment report.
+// result's "events" list is the (first) race's trace, its "report" the race's
+// establishment report; with --repeat, each run says which address it
+// tried first and what history decided.
 package main
 
 import (
@@ -37,7 +39,6 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "hev2-dial:", err)
 		return contract.ExitUsage
 	}
-	var trace traceLog
 	d := core.Dialer{
 		ResolvTimeout:       o.ResolvTimeout,
 		ConnectTimeout:      o.ConnectTimeout,
@@ -46,14 +47,52 @@ func run() int {
 		DisableNAT64:        o.NoNAT64,
 		Family:              core.Family(o.Family),
 		Resolver:            resolver,
-		Trace:               trace.add,
 		Record:              true, // for the "report" field
+		DisableHistory:      o.NoHistory,
 	}
+	var first contract.Output
+	runs := make([]contract.Run, 0, o.Repeat)
+	for i := range o.Repeat {
+		out, res, trace, err := connectOnce(d, o)
+		if errors.Is(err, core.ErrInvalidOptions) {
+			fmt.Fprintln(os.Stderr, "hev2-dial:", err)
+			return contract.ExitUsage
+		}
+		if i == 0 {
+			first = out
+			// The trace files are the first connect's.
+			if o.TraceFiles.Any() {
+				if err := writeTraceFiles(o.TraceFiles, trace.recorded(), d.TraceMeta(o.Host, o.Port)); err != nil {
+					fmt.Fprintln(os.Stderr, "hev2-dial: trace files:", err)
+					out.Print()
+					return contract.ExitFailure
+				}
+			}
+		}
+		run := out.AsRun()
+		if res != nil {
+			if len(res.Attempts) > 0 {
+				run.FirstAttempt = res.Attempts[0].Addr.Addr().String()
+			}
+			run.History = res.History.Reason
+		}
+		runs = append(runs, run)
+	}
+	if o.Repeat > 1 {
+		first = contract.Repeated(first, runs)
+	}
+	return first.Print()
+}
+
+// connectOnce is one connect with its trace as the line's events and its
+// report, the account of the won race (nil on failure) and the trace.
+func connectOnce(d core.Dialer, o contract.Options) (contract.Output, *core.Result, *traceLog, error) {
+	trace := &traceLog{}
+	d.Trace = trace.add
 	start := time.Now()
 	res, err := d.Connect(context.Background(), o.Host, o.Port)
 	if errors.Is(err, core.ErrInvalidOptions) {
-		fmt.Fprintln(os.Stderr, "hev2-dial:", err)
-		return contract.ExitUsage
+		return contract.Output{}, nil, trace, err
 	}
 	var out contract.Output
 	var rep core.Report
@@ -80,14 +119,7 @@ func run() int {
 	if repErr == nil {
 		out.Report = contract.FromReport(rep)
 	}
-	if o.TraceFiles.Any() {
-		if err := writeTraceFiles(o.TraceFiles, trace.recorded(), d.TraceMeta(o.Host, o.Port)); err != nil {
-			fmt.Fprintln(os.Stderr, "hev2-dial: trace files:", err)
-			out.Print()
-			return contract.ExitFailure
-		}
-	}
-	return out.Print()
+	return out, res, trace, nil
 }
 
 // traceLog collects the race's trace events for the "events" list.
@@ -134,6 +166,8 @@ func (t *traceLog) events() []contract.Event {
 				e.Detail += " (" + ev.Detail + ")"
 			}
 		case core.TraceNat64Discovery:
+			e.Detail = ev.Detail
+		case core.TraceHistory:
 			e.Detail = ev.Detail
 		case core.TraceSynthesized:
 			e.Detail = "from " + ev.From.String()

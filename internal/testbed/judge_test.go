@@ -30,6 +30,25 @@ func TestJudge(t *testing.T) {
 		{"failure without error object", refused, 1, ClientResult{}, Fail},
 		{"won where it must fail", refused, 0, ClientResult{OK: true, Address: "198.18.0.30", Family: "ipv4"}, Fail},
 	}
+	repeat := Scenario{Name: "rep", Args: []string{"--repeat", "3"}, Want: Expect{Winner: V4Good1}, BoundMS: 2000, RepeatBoundMS: 200}
+	v4 := func(ms float64, first string) ClientRun {
+		return ClientRun{OK: true, Address: "198.18.0.10", Family: "ipv4", ElapsedMS: ms, FirstAttempt: first}
+	}
+	won := ClientResult{OK: true, Address: "198.18.0.10", Family: "ipv4", ElapsedMS: 260}
+	withRuns := func(runs ...ClientRun) ClientResult { r := won; r.Runs = runs; return r }
+	cases = append(cases, []struct {
+		name string
+		row  Scenario
+		exit int
+		res  ClientResult
+		want Verdict
+	}{
+		{"repeat: later connects skip the blackhole", repeat, 0, withRuns(v4(260, "2001:db8::20"), v4(3, "198.18.0.10"), v4(4, "")), Pass},
+		{"repeat: a run missing", repeat, 0, withRuns(v4(260, ""), v4(3, "")), Fail},
+		{"repeat: a later connect paid the attempt delay", repeat, 0, withRuns(v4(260, ""), v4(3, ""), v4(255, "")), Fail},
+		{"repeat: a later connect tried the blackhole first", repeat, 0, withRuns(v4(260, ""), v4(3, "2001:db8::20"), v4(4, "")), Fail},
+		{"repeat: a later connect failed", repeat, 1, withRuns(v4(260, ""), v4(3, ""), ClientRun{Error: &ClientError{Errno: "ECONNREFUSED"}}), Fail},
+	}...)
 	for _, c := range cases {
 		got, reason := judge(c.row, c.exit, &c.res)
 		if got != c.want {

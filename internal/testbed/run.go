@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,19 @@ type ClientResult struct {
 	// SynthesizedFrom: the IPv4 address a NAT64 winner stands for (an
 	// optional field: clients whose API does not tell leave it out).
 	SynthesizedFrom string `json:"synthesized_from"`
+	// Runs: every connect of a --repeat row.
+	Runs []ClientRun `json:"runs"`
+}
+
+// ClientRun is one connect of --repeat.
+type ClientRun struct {
+	OK           bool         `json:"ok"`
+	Address      string       `json:"address"`
+	Family       string       `json:"family"`
+	ElapsedMS    float64      `json:"elapsed_ms"`
+	Error        *ClientError `json:"error"`
+	FirstAttempt string       `json:"first_attempt"`
+	History      string       `json:"history"`
 }
 
 // ClientError is the contract's "error" object.
@@ -63,7 +77,17 @@ type RowResult struct {
 
 // Measured is the client's own elapsed time, or the wall time when the
 // client printed none.
+//
+// For a --repeat row it is the median of the 2nd and later connects.
 func (r RowResult) Measured() float64 {
+	if r.Result != nil && len(r.Result.Runs) > 1 {
+		later := make([]float64, 0, len(r.Result.Runs)-1)
+		for _, run := range r.Result.Runs[1:] {
+			later = append(later, run.ElapsedMS)
+		}
+		sort.Float64s(later)
+		return later[len(later)/2]
+	}
 	if r.Result != nil && r.Result.ElapsedMS > 0 {
 		return r.Result.ElapsedMS
 	}
@@ -208,6 +232,34 @@ func judge(row Scenario, exit int, r *ClientResult) (Verdict, string) {
 	}
 	if r.ElapsedMS > row.BoundMS {
 		return Fail, fmt.Sprintf("took %.0f ms, beyond the gross bound of %.0f ms", r.ElapsedMS, row.BoundMS)
+	}
+	if n := row.Repeat(); n > 1 {
+		return judgeRuns(row, n, r.Runs)
+	}
+	return Pass, ""
+}
+
+// judgeRuns checks every connect of a --repeat row: each must end as the
+// row wants; the 2nd and later within RepeatBoundMS and, where the client
+// says which address it tried first, trying the winner first.
+func judgeRuns(row Scenario, n int, runs []ClientRun) (Verdict, string) {
+	if len(runs) != n {
+		return Fail, fmt.Sprintf("--repeat %d: the client reported %d runs", n, len(runs))
+	}
+	want := row.Want
+	for i, run := range runs {
+		if want.Winner.IsValid() && (!run.OK || run.Address != want.Winner.String()) {
+			return Fail, fmt.Sprintf("connect %d of %d: want %v, got %s", i+1, n, want.Winner, describe(&ClientResult{OK: run.OK, Address: run.Address, Family: run.Family, Error: run.Error}))
+		}
+		if i == 0 || row.RepeatBoundMS == 0 {
+			continue
+		}
+		if run.ElapsedMS > row.RepeatBoundMS {
+			return Fail, fmt.Sprintf("connect %d of %d took %.0f ms, beyond %.0f ms", i+1, n, run.ElapsedMS, row.RepeatBoundMS)
+		}
+		if want.Winner.IsValid() && run.FirstAttempt != "" && run.FirstAttempt != want.Winner.String() {
+			return Fail, fmt.Sprintf("connect %d of %d tried %s first, want %v", i+1, n, run.FirstAttempt, want.Winner)
+		}
 	}
 	return Pass, ""
 }

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 
 	"github.com/hev2/hev2/core"
@@ -39,6 +40,22 @@ type Scenario struct {
 	// run in the IPv6-only namespace or set a prefix run one at a time:
 	// ipv4only.arpa is one name for the whole bed (no prefix: NXDOMAIN).
 	Pref64 netip.Prefix
+	// RepeatBoundMS, for a row run with --repeat N: the bound on each of
+	// the 2nd..Nth connects (e.g. below the attempt delay: none of them
+	// may try the blackhole first). IdealMS is then their median's.
+	RepeatBoundMS float64
+}
+
+// Repeat is the row's --repeat count (1 without it).
+func (s Scenario) Repeat() int {
+	for i, a := range s.Args {
+		if a == "--repeat" && i+1 < len(s.Args) {
+			if n, err := strconv.Atoi(s.Args[i+1]); err == nil {
+				return n
+			}
+		}
+	}
+	return 1
 }
 
 // Expect is the end a correct client reaches.

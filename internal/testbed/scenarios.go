@@ -82,6 +82,10 @@ func Scenarios() []Scenario {
 		{Name: "connect-timeout", About: "every address blackholed: connect_timeout after the last attempt starts (250 + 400)",
 			Args: []string{"--connect-timeout", "400"},
 			AAAA: b(Answer(V6Blackhole1)), A: b(Answer(V4Blackhole1)), Want: Expect{Timeout: "connect_timeout"}, IdealMS: 650},
+		{Name: "v6-blackhole-repeat", About: "IPv6 SYN-ACKs dropped, 10 connects in one process: the 1st pays the attempt delay, " +
+			"the 2nd..10th go to IPv4 first (history) and finish before it (time: their median)",
+			Args: []string{"--repeat", "10"},
+			AAAA: b(Answer(V6Blackhole1)), A: b(Answer(V4Good1)), Want: win(V4Good1), IdealMS: 0, RepeatBoundMS: 200},
 		{Name: "open-timeout", About: "every address blackholed: open_timeout bounds the whole call",
 			Args: []string{"--open-timeout", "500"},
 			AAAA: b(Answer(V6Blackhole1)), A: b(Answer(V4Blackhole1)), Want: Expect{Timeout: "open_timeout"}, IdealMS: 500},

@@ -30,6 +30,8 @@ module Hev2
     # reached at its synthesis in the discovered prefix: the Socket is then
     # AF_INET6, and a trace shows a "synthesized" event),
     # report: (true keeps the race's establishment report: Hev2.report_of).
+    # history: (false: neither read nor feed the network's history),
+    # history_lifetime: (seconds a failure keeps its family second; 600).
     def tcp(host, port, local_host = nil, local_port = nil, resolv_timeout: nil,
             connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
       sock = socket(::Socket, host, port, local_host, local_port, resolv_timeout,
@@ -69,6 +71,28 @@ module Hev2
 
       rc = Native::F[:hev2_set_max_handles].call(max)
       raise ArgumentError, "max_handles #{max}: #{Native.last_error[0]}" unless rc == Native::OK
+    end
+
+    # The process-wide history (on when the library loads): the library
+    # remembers, per network and host name, which family connected and
+    # which lost a race (a blackhole, a refusal, a timeout), and tries the
+    # one that works first for history_lifetime (10 min) after the failure.
+    # Off, no connection reads or feeds it; per call: history: false.
+    def history=(on)
+      rc = Native::F[:hev2_set_history].call(on ? 1 : 0)
+      raise Connector.call_error(rc, nil, 0) unless rc == Native::OK
+    end
+
+    def history?
+      stats[:history_enabled] == 1
+    end
+
+    # Forgets everything the history learned, on every network.
+    def clear_history
+      rc = Native::F[:hev2_clear_history].call
+      raise Connector.call_error(rc, nil, 0) unless rc == Native::OK
+
+      true
     end
 
     # The libhev2 in use: its path and version number.

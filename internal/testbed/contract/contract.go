@@ -3,7 +3,7 @@
 //
 //	client [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
 //	       [--no-fast-fallback] [--family 4|6] [--resolver system|builtin]
-//	       [--no-nat64] HOST PORT
+//	       [--no-nat64] [--repeat N] [--no-history] HOST PORT
 //
 // A client connects once, prints one line of JSON on stdout and exits 0 on
 // success, 1 on connection failure, 2 on usage error. A winner reached
@@ -15,6 +15,15 @@
 // FILE write the race, won or failed, as hev2's waterfall picture, qlog and
 // Chrome trace (core/TRACES.md). The suite passes them only when run with
 // --trace-files DIR, and then checks the files.
+//
+// --repeat N (default 1): connect N times, one after the other, in the one
+// process (each connection closed before the next). The line's fields are
+// the first connect's, as without --repeat, and "runs" lists all N (the
+// same fields, plus "first_attempt", the address the connect tried first,
+// and "history", what the client's history decided, where the client can
+// tell). Exit 0 only if every run connected. --no-history: the client's
+// per-process history of the network is off (a client that has none
+// accepts it as is).
 package contract
 
 import (
@@ -47,6 +56,10 @@ type Options struct {
 	TraceFiles TraceFiles
 	Host       string
 	Port       uint16
+	// Repeat is how many connects to make in this process (>= 1).
+	Repeat int
+	// NoHistory turns the client's history off.
+	NoHistory bool
 }
 
 // Parse reads the contract's command line. Any error is a usage error.
@@ -64,6 +77,8 @@ func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.TraceFiles.SVG, "svg", "", "write the race as a waterfall picture (SVG) to this file")
 	fs.StringVar(&o.TraceFiles.Qlog, "qlog", "", "write the race as qlog (JSON-SEQ) to this file")
 	fs.StringVar(&o.TraceFiles.Chrome, "chrome-trace", "", "write the race as a Chrome trace to this file")
+	fs.IntVar(&o.Repeat, "repeat", 1, "connect this many times in this process, one after the other")
+	fs.BoolVar(&o.NoHistory, "no-history", false, "turn the per-process history of the network off")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [options] HOST PORT\n", prog)
 		fs.PrintDefaults()
@@ -87,6 +102,9 @@ func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
 	}
 	if o.Family != 0 && o.Family != 4 && o.Family != 6 {
 		return o, fmt.Errorf("--family %d: want 4 or 6", o.Family)
+	}
+	if o.Repeat < 1 || o.Repeat > MaxRepeat {
+		return o, fmt.Errorf("--repeat %d: want 1..%d", o.Repeat, MaxRepeat)
 	}
 	if o.Resolver != "system" && o.Resolver != "builtin" {
 		return o, fmt.Errorf("--resolver %q: want system or builtin", o.Resolver)
@@ -140,6 +158,9 @@ type Event struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// MaxRepeat bounds --repeat.
+const MaxRepeat = 1000
+
 // Output is the contract's one JSON line.
 type Output struct {
 	OK        bool    `json:"ok"`
@@ -154,6 +175,32 @@ type Output struct {
 	// SynthesizedFrom is the IPv4 address a NAT64-synthesized winner
 	// embeds (absent otherwise).
 	SynthesizedFrom string `json:"synthesized_from,omitempty"`
+	// Runs is every connect of --repeat (absent without it).
+	Runs []Run `json:"runs,omitempty"`
+}
+
+// Run is one connect of --repeat.
+type Run struct {
+	OK           bool    `json:"ok"`
+	Address      string  `json:"address,omitempty"`
+	Family       string  `json:"family,omitempty"`
+	Port         int     `json:"port"`
+	ElapsedMS    float64 `json:"elapsed_ms"`
+	Error        *Error  `json:"error,omitempty"`
+	FirstAttempt string  `json:"first_attempt,omitempty"`
+	History      string  `json:"history,omitempty"`
+}
+
+// AsRun is o as one run of --repeat.
+func (o Output) AsRun() Run {
+	return Run{OK: o.OK, Address: o.Address, Family: o.Family, Port: o.Port, ElapsedMS: o.ElapsedMS, Error: o.Error}
+}
+
+// Repeated is the line of a --repeat run: the first connect's fields and
+// every run.
+func Repeated(first Output, runs []Run) Output {
+	first.Runs = runs
+	return first
 }
 
 // Success fills an Output for a won connection.
@@ -174,7 +221,8 @@ func Failure(port uint16, e Error, elapsed time.Duration) Output {
 // Millis is d in milliseconds with microsecond precision.
 func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// Print writes the line and returns the exit status that goes with it.
+// Print writes the line and returns the exit status that goes with it
+// (success only if every run connected).
 func (o Output) Print() int {
 	line, err := json.Marshal(o)
 	if err != nil {
@@ -182,6 +230,11 @@ func (o Output) Print() int {
 		return ExitFailure
 	}
 	fmt.Println(string(line))
+	for _, r := range o.Runs {
+		if !r.OK {
+			return ExitFailure
+		}
+	}
 	if o.OK {
 		return ExitOK
 	}

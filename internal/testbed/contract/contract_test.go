@@ -14,9 +14,13 @@ func TestParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{ResolvTimeout: 300 * time.Millisecond, ConnectTimeout: 400 * time.Millisecond,
-		NoFastFallback: true, Family: 6, Resolver: "builtin", Host: "x.hev2.test", Port: 8080}
+		NoFastFallback: true, Family: 6, Resolver: "builtin", Host: "x.hev2.test", Port: 8080, Repeat: 1}
 	if o != want {
 		t.Errorf("got %+v, want %+v", o, want)
+	}
+	o, err = Parse("t", []string{"--repeat", "10", "--no-history", "x.hev2.test", "8080"}, io.Discard)
+	if err != nil || o.Repeat != 10 || !o.NoHistory {
+		t.Errorf("--repeat 10 --no-history: %+v, %v", o, err)
 	}
 	for _, bad := range [][]string{
 		{},
@@ -29,6 +33,8 @@ func TestParse(t *testing.T) {
 		{"--resolver", "dns", "host", "80"},
 		{"--open-timeout", "-1", "host", "80"},
 		{"--bogus", "host", "80"},
+		{"--repeat", "0", "host", "80"},
+		{"--repeat", "1001", "host", "80"},
 		{"", "80"},
 	} {
 		if _, err := Parse("t", bad, io.Discard); err == nil {

@@ -49,6 +49,7 @@ __all__ = [
     "Report",
     "aio",
     "aiohttp",
+    "clear_history",
     "create_connection",
     "httpx",
     "init",
@@ -57,6 +58,8 @@ __all__ = [
     "library_path",
     "library_version",
     "report_of",
+    "history_enabled",
+    "set_history",
     "set_max_handles",
     "stats",
     "uninstall",
@@ -117,6 +120,28 @@ def set_max_handles(maximum: int) -> None:
     if isinstance(maximum, bool) or not isinstance(maximum, int) or not 1 <= maximum <= 1_000_000:
         raise ValueError(f"maximum must be an int 1-1000000, got {maximum!r}")
     check(api().hev2_set_max_handles(maximum))
+
+
+def set_history(on: bool) -> None:
+    """Turns the process-wide history on (the default) or off. With it, the
+    library remembers, per network and host name, which address family
+    connected and which lost a race (a blackhole, a refusal, a timeout), and
+    tries the one that works first for ``history_lifetime`` (10 min) after
+    the failure. Off, no connection reads or feeds it (per call:
+    ``history=False``); what was learned is kept."""
+    if not isinstance(on, bool):
+        raise TypeError(f"on must be True or False, not {on!r}")
+    check(api().hev2_set_history(1 if on else 0))
+
+
+def history_enabled() -> bool:
+    """The process-wide history switch."""
+    return stats()["history_enabled"] == 1
+
+
+def clear_history() -> None:
+    """Forgets everything the history learned, on every network."""
+    check(api().hev2_clear_history())
 
 
 def stats() -> dict[str, int]:

@@ -78,6 +78,8 @@ PROTOTYPES = {
     "hev2_report": (c_int, [hev2_conn, POINTER(ReportInfo)]),
     "hev2_report_lookup": (c_int, [hev2_conn, c_int, POINTER(ReportLookupInfo)]),
     "hev2_report_attempt": (c_int, [hev2_conn, c_int, POINTER(ReportAttemptInfo)]),
+    "hev2_set_history": (c_int, [c_int]),
+    "hev2_clear_history": (c_int, []),
 }
 
 

@@ -196,6 +196,10 @@ def options_for(req: ConnectRequest, waiter: bool = False, record: bool = False)
         o.record_events = 1
     if not req.nat64:
         o.nat64 = _abi.NAT64_OFF
+    if not req.history:
+        o.history = 0
+    if req.history_lifetime is not None:
+        o.history_lifetime_ms = milliseconds(req.history_lifetime, zero_to_1ms=True)
     # o.blocking stays 0: the fd comes back non-blocking and Python's
     # settimeout() sets the mode with one ioctl(FIONBIO); the library's
     # switch costs two fcntl calls (measured with strace).

@@ -48,6 +48,8 @@ MORE_OPTIONS = {
     "trace_files": "write the race to files: a mapping of 'svg', 'qlog' or 'chrome' to a path",
     "nat64": "False: never reach IPv4 through the network's NAT64 prefix (default True: on a host with"
     " IPv6 and no IPv4 route, IPv4 addresses are reached through it and the socket is AF_INET6)",
+    "history": "False: neither read nor feed this network's history of which family works (default True)",
+    "history_lifetime": "seconds a failure keeps its family tried second (default 600)",
 }
 
 # trace_files' keys: the library's trace formats (hev2_write_trace).
@@ -79,6 +81,8 @@ class ConnectRequest:
         "keepalive",
         "trace_files",
         "nat64",
+        "history",
+        "history_lifetime",
         "socket_timeout",
         "connect_timeout_from_socket",
     )
@@ -106,6 +110,8 @@ class ConnectRequest:
         # (format, path) pairs: the race is recorded and written to each.
         trace_files: tuple[tuple[str, str], ...] = (),
         nat64: bool = True,
+        history: bool = True,
+        history_lifetime: float | None = None,
         # The timeout the returned socket gets (socket.settimeout's argument).
         socket_timeout: float | None = None,
         # connect_timeout is socket_timeout (no bound of the library's own):
@@ -131,6 +137,8 @@ class ConnectRequest:
         self.keepalive = keepalive
         self.trace_files = trace_files
         self.nat64 = nat64
+        self.history = history
+        self.history_lifetime = history_lifetime
         self.socket_timeout = socket_timeout
         self.connect_timeout_from_socket = connect_timeout_from_socket
 
@@ -171,6 +179,8 @@ class ConnectRequest:
             and self.keepalive is None
             and not self.trace_files
             and self.nat64 is True
+            and self.history is True
+            and self.history_lifetime is None
         )
 
 
@@ -436,6 +446,8 @@ def build_request(
         keepalive=seconds("keepalive", more.get("keepalive")),
         trace_files=trace_files_of(more.get("trace_files")),
         nat64=flag("nat64", more.get("nat64", True)),
+        history=flag("history", more.get("history", True)),
+        history_lifetime=seconds("history_lifetime", more.get("history_lifetime")),
         socket_timeout=sock_timeout,
         connect_timeout_from_socket=from_socket,
     )

@@ -19,6 +19,7 @@ module Hev2
     :resolution_delay, :connection_attempt_delay, :first_address_family_count,
     :family, :resolver, :nameservers, :addresses, :nodelay, :keepalive, :trace,
     :trace_files, :nat64, :report,
+    :history, :history_lifetime,
     keyword_init: true
   )
 
@@ -29,6 +30,7 @@ module Hev2
     EXTRA_KEYWORDS = %i[
       resolution_delay connection_attempt_delay first_address_family_count
       family resolver nameservers addresses nodelay keepalive trace trace_files nat64 report
+      history history_lifetime
     ].freeze
 
     # trace_files: keys -> the library's trace formats (hev2_write_trace).
@@ -75,6 +77,8 @@ module Hev2
         trace_files: trace_files(more[:trace_files]),
         nat64: more.key?(:nat64) ? boolean(more[:nat64], "nat64") : true,
         report: more.key?(:report) ? boolean(more[:report], "report") : false,
+        history: more.key?(:history) ? boolean(more[:history], "history") : true,
+        history_lifetime: duration(more[:history_lifetime], "history_lifetime"),
       )
     end
 

@@ -56,7 +56,7 @@ module Hev2
     private_constant :DEFER, :ALLOW
 
     # hev2_options as hev2_options_init fills it (this gem's layout: the
-    # 1.2 struct with `drive`, so the size is given explicitly).
+    # 1.3 struct with `drive` and `history`, so the size is given explicitly).
     DEFAULT_OPTIONS = begin
       s = Scratch.new
       rc = F[:hev2_options_init_size].call(s.address + Scratch::OPTIONS, L::OPTIONS_SIZE)
@@ -314,6 +314,8 @@ module Hev2
       put.(:keepalive_ms, timeout_ms(req.keepalive))
       put.(:record_events, req.trace || req.trace_files || req.report ? 1 : 0)
       put.(:nat64, req.nat64 ? N::NAT64_AUTO : N::NAT64_OFF)
+      put.(:history, req.history ? 1 : 0)
+      put.(:history_lifetime_ms, timeout_ms(req.history_lifetime))
 
       host = req.host
       statics = nil

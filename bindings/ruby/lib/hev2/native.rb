@@ -59,6 +59,8 @@ module Hev2
       hev2_report: [[U, U], I],
       hev2_report_lookup: [[U, I, U], I],
       hev2_report_attempt: [[U, I, U], I],
+      hev2_set_history: [[I], I],
+      hev2_clear_history: [[], I],
     }.freeze
 
     handle, PATH = Library.open

@@ -19,14 +19,20 @@ module Hev2
     OUT = 0        # hev2_conn out-parameter (8 bytes)
     PORT = 16      # the port as a NUL-terminated decimal string
     PORT_MAX = 40  # its longest, in digits (the library refuses far shorter)
-    RESULT = 64    # hev2_result_info
-    OPTIONS = 512  # hev2_options
-    ATTEMPT = 640  # hev2_attempt_info (176 bytes since 1.3's synthesized_from)
-    EVENT = 832    # hev2_event_info
-    STATS = 1152   # hev2_stats_info
-    REPORT = 1536          # hev2_report_info
-    REPORT_LOOKUP = 1792   # hev2_report_lookup_info
-    REPORT_ATTEMPT = 1920  # hev2_report_attempt_info
+    RESULT = 64    # hev2_result_info, then the other structs, each at the
+    # next 64-byte boundary after the one before (their sizes are the
+    # header's: appended fields move what follows, never overlap it)
+    after = ->(offset, size) { (offset + size + 63) & ~63 }
+    OPTIONS = after.(RESULT, Layout::RESULT_SIZE)   # hev2_options
+    ATTEMPT = after.(OPTIONS, Layout::OPTIONS_SIZE) # hev2_attempt_info
+    EVENT = after.(ATTEMPT, Layout::ATTEMPT_SIZE)   # hev2_event_info
+    STATS = after.(EVENT, Layout::EVENT_SIZE)       # hev2_stats_info
+    REPORT = after.(STATS, Layout::STATS_SIZE)                        # hev2_report_info
+    REPORT_LOOKUP = after.(REPORT, Layout::REPORT_SIZE)               # hev2_report_lookup_info
+    REPORT_ATTEMPT = after.(REPORT_LOOKUP, Layout::REPORT_LOOKUP_SIZE) # hev2_report_attempt_info
+    if REPORT_ATTEMPT + Layout::REPORT_ATTEMPT_SIZE > BYTES
+      raise "hev2: Scratch::BYTES is too small for the structs"
+    end
     POOL_MAX = 64
 
     @pool = []

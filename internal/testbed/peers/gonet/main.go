@@ -50,15 +50,33 @@ func run() int {
 	if o.Family != 0 {
 		network += strconv.Itoa(o.Family)
 	}
+	// net.Dialer keeps no history: --no-history changes nothing, and
+	// --repeat shows every connect starting from zero.
+	var first contract.Output
+	runs := make([]contract.Run, 0, o.Repeat)
+	for i := range o.Repeat {
+		out := dialOnce(&d, network, o)
+		if i == 0 {
+			first = out
+		}
+		runs = append(runs, out.AsRun())
+	}
+	if o.Repeat > 1 {
+		first = contract.Repeated(first, runs)
+	}
+	return first.Print()
+}
+
+func dialOnce(d *net.Dialer, network string, o contract.Options) contract.Output {
 	start := time.Now()
 	c, err := d.DialContext(context.Background(), network, net.JoinHostPort(o.Host, strconv.Itoa(int(o.Port))))
 	elapsed := time.Since(start)
 	if err != nil {
-		return contract.Failure(o.Port, describe(err, o.OpenTimeout > 0), elapsed).Print()
+		return contract.Failure(o.Port, describe(err, o.OpenTimeout > 0), elapsed)
 	}
 	defer c.Close()
 	winner, _ := netip.ParseAddrPort(c.RemoteAddr().String())
-	return contract.Success(winner, elapsed).Print()
+	return contract.Success(winner, elapsed)
 }
 
 func describe(err error, openTimeout bool) contract.Error {
