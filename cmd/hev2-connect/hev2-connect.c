@@ -59,6 +59,10 @@ static const char usage_text[] =
 	"      --blocking                return the socket in blocking mode\n"
 	"      --no-nat64                never reach IPv4 through a NAT64 prefix (on by\n"
 	"                                default on a host with IPv6 and no IPv4 route)\n"
+	"      --no-history              neither read nor feed this network's history of\n"
+	"                                which family works (hev2_options.history = 0)\n"
+	"      --repeat N                connect N times, one after the other (1..1000);\n"
+	"                                --json adds \"runs\", every connect's outcome\n"
 	"      --drive library|waiter    who plays the race: a library thread\n"
 	"                                (default) or this thread, inside hev2_wait\n"
 	"      --svg FILE                write the race as a waterfall picture (SVG)\n"
@@ -210,7 +214,35 @@ static void print_timeline(FILE *f, hev2_conn c, const hev2_result_info *r)
 	}
 }
 
-static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port)
+/* print_run writes one connect of --repeat as a JSON object: the
+ * contract's fields, the address tried first and history's reason. */
+static void print_run(FILE *f, hev2_conn c, const hev2_result_info *r, int port)
+{
+	fprintf(f, "{\"ok\":%s,\"address\":", r->status == HEV2_OK ? "true" : "false");
+	json_string(f, r->address);
+	fprintf(f, ",\"family\":\"%s\",\"port\":%d,\"elapsed_ms\":%.3f",
+	        family_name(r->family), r->status == HEV2_OK ? r->port : port, r->elapsed_ms);
+	if (r->status != HEV2_OK) {
+		fprintf(f, ",\"error\":{\"errno\":\"%s\",\"eai\":\"%s\",\"timeout\":\"%s\",\"message\":",
+		        errno_name(r->error), eai_name(r->eai), timeout_name(r->timeout));
+		json_string(f, hev2_errmsg(c));
+		fputc('}', f);
+	}
+	hev2_attempt_info a = {.size = sizeof a};
+	if (r->n_attempts > 0 && hev2_get_attempt(c, 0, &a) == HEV2_OK) {
+		fprintf(f, ",\"first_attempt\":");
+		json_string(f, a.address);
+	}
+	if (r->history_reason[0]) {
+		fprintf(f, ",\"history\":");
+		json_string(f, r->history_reason);
+	}
+	fputc('}', f);
+}
+
+/* print_json writes the contract's line for connect c; runs, if not NULL,
+ * is the "runs" list of --repeat, already written. */
+static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port, const char *runs)
 {
 	fprintf(f, "{\"ok\":%s", r->status == HEV2_OK ? "true" : "false");
 	fprintf(f, ",\"address\":");
@@ -260,6 +292,12 @@ static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port
 	}
 	fputc(']', f);
 	print_report_json(f, c, eai_name);
+	if (r->history_reason[0]) {
+		fprintf(f, ",\"history\":");
+		json_string(f, r->history_reason);
+	}
+	if (runs)
+		fprintf(f, ",\"runs\":[%s]", runs);
 	fprintf(f, "}\n");
 }
 
@@ -350,6 +388,7 @@ int main(int argc, char **argv)
 		O_CONNECT_TIMEOUT, O_OPEN_TIMEOUT, O_RESOLUTION_DELAY, O_ATTEMPT_DELAY,
 		O_FIRST_COUNT, O_FAMILY, O_LOCAL, O_LOCAL_PORT, O_NO_FAST_FALLBACK,
 		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE, O_STDIO, O_NO_NAT64, O_SVG, O_QLOG, O_CHROME,
+		O_NO_HISTORY, O_REPEAT,
 	};
 	static const struct option longopts[] = {
 		{"verbose", no_argument, NULL, 'v'},
@@ -377,12 +416,14 @@ int main(int argc, char **argv)
 		{"svg", required_argument, NULL, O_SVG},
 		{"qlog", required_argument, NULL, O_QLOG},
 		{"chrome-trace", required_argument, NULL, O_CHROME},
+		{"no-history", no_argument, NULL, O_NO_HISTORY},
+		{"repeat", required_argument, NULL, O_REPEAT},
 		{NULL, 0, NULL, 0},
 	};
 	hev2_options o;
 	hev2_options_init(&o);
 	char *static_hosts = NULL, *nameservers = NULL;
-	int verbose = 0, json = 0, stdio = 0, ch;
+	int verbose = 0, json = 0, stdio = 0, repeat = 1, ch;
 	/* The trace files to write, by HEV2_TRACE_* (index 0 unused). */
 	const char *trace_files[HEV2_TRACE_CHROME + 1] = {NULL};
 	static const char *const trace_flags[HEV2_TRACE_CHROME + 1] = {
@@ -428,6 +469,12 @@ int main(int argc, char **argv)
 		case O_BLOCKING: o.blocking = 1; break;
 		case O_STDIO: stdio = 1; break;
 		case O_NO_NAT64: o.nat64 = HEV2_NAT64_OFF; break;
+		case O_NO_HISTORY: o.history = 0; break;
+		case O_REPEAT:
+			repeat = parse_int("--repeat", optarg);
+			if (repeat < 1 || repeat > 1000)
+				usage_error("--repeat wants 1..1000, not '%s'", optarg);
+			break;
 		case O_DRIVE:
 			if (!strcmp(optarg, "library"))
 				o.drive = HEV2_DRIVE_LIBRARY;
@@ -457,10 +504,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *host = argv[optind], *port = argv[optind + 1];
-	if (stdio && (json || o.blocking)) {
+	if (stdio && (json || o.blocking || repeat > 1)) {
 		/* stdout carries the peer's bytes; the relay needs a non-blocking socket */
 		fprintf(stderr, "hev2-connect: --stdio cannot be combined with %s\n%s",
-		        json ? "--json" : "--blocking", usage_text);
+		        json ? "--json" : o.blocking ? "--blocking" : "--repeat", usage_text);
 		return EXIT_USAGE;
 	}
 	o.static_hosts = static_hosts;
@@ -473,34 +520,65 @@ int main(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 	}
 
-	int rc = hev2_connect(host, port, &o, &current);
-	if (rc == HEV2_EHOST || rc == HEV2_EPORT || rc == HEV2_EOPTIONS || rc == HEV2_ENOTSUP) {
-		/* The library refused the arguments (its rules, the only ones):
-		 * a usage error, with the library's reason. */
-		fprintf(stderr, "hev2-connect: %s\n%s", hev2_last_error(), usage_text);
-		return EXIT_USAGE;
-	}
-	if (rc != HEV2_OK) {
-		fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
-		if (json) {
-			printf("{\"ok\":false,\"address\":\"\",\"family\":\"\",\"port\":%d,"
-			       "\"elapsed_ms\":0,\"error\":{\"errno\":\"\",\"eai\":\"\",\"timeout\":\"\","
-			       "\"message\":",
-			       atoi(port));
-			json_string(stdout, hev2_strerror(rc));
-			printf("}}\n");
+	/* --repeat: every connect after the first is written to runs and let
+	 * go; the first stays current for the output below. */
+	hev2_result_info r, first_r;
+	hev2_conn first = 0;
+	char *runs = NULL;
+	size_t runs_len = 0;
+	FILE *runs_f = repeat > 1 && json ? open_memstream(&runs, &runs_len) : NULL;
+	int all_ok = 1;
+	for (int i = 0; i < repeat; i++) {
+		memset(&r, 0, sizeof r);
+		int rc = hev2_connect(host, port, &o, &current);
+		if (rc == HEV2_EHOST || rc == HEV2_EPORT || rc == HEV2_EOPTIONS || rc == HEV2_ENOTSUP) {
+			/* The library refused the arguments (its rules, the only ones):
+			 * a usage error, with the library's reason. */
+			fprintf(stderr, "hev2-connect: %s\n%s", hev2_last_error(), usage_text);
+			return EXIT_USAGE;
 		}
-		return EXIT_FAILED;
-	}
-	rc = o.drive == HEV2_DRIVE_WAITER ? wait_driving(current) : wait_done(current);
-	hev2_result_info r = {.size = sizeof r};
-	if (rc == HEV2_OK)
-		rc = hev2_result(current, &r);
-	if (rc != HEV2_OK) {
-		fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
+		if (rc != HEV2_OK) {
+			fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
+			if (json) {
+				printf("{\"ok\":false,\"address\":\"\",\"family\":\"\",\"port\":%d,"
+				       "\"elapsed_ms\":0,\"error\":{\"errno\":\"\",\"eai\":\"\",\"timeout\":\"\","
+				       "\"message\":",
+				       atoi(port));
+				json_string(stdout, hev2_strerror(rc));
+				printf("}}\n");
+			}
+			return EXIT_FAILED;
+		}
+		rc = o.drive == HEV2_DRIVE_WAITER ? wait_driving(current) : wait_done(current);
+		r.size = sizeof r;
+		if (rc == HEV2_OK)
+			rc = hev2_result(current, &r);
+		if (rc != HEV2_OK) {
+			fprintf(stderr, "hev2-connect: %s\n", hev2_strerror(rc));
+			hev2_release(current);
+			return EXIT_FAILED;
+		}
+		all_ok &= r.status == HEV2_OK;
+		if (runs_f) {
+			if (i)
+				fputc(',', runs_f);
+			print_run(runs_f, current, &r, atoi(port));
+		}
+		if (i == 0) {
+			first = current, first_r = r;
+			if (repeat > 1 && r.fd >= 0)
+				close(r.fd); /* only the race is measured */
+			continue;
+		}
+		if (r.fd >= 0)
+			close(r.fd);
 		hev2_release(current);
-		return EXIT_FAILED;
 	}
+	current = first, r = first_r;
+	if (repeat > 1)
+		r.fd = -1; /* closed above */
+	if (runs_f)
+		fclose(runs_f);
 	/* The trace files first: they describe the race, whatever follows. */
 	int trace_failed = 0;
 	for (int f = HEV2_TRACE_SVG; f <= HEV2_TRACE_CHROME; f++) {
@@ -521,7 +599,7 @@ int main(int argc, char **argv)
 	if (verbose)
 		print_verbose(timeline, host, port, &r);
 	if (json)
-		print_json(stdout, current, &r, atoi(port));
+		print_json(stdout, current, &r, atoi(port), runs);
 	else if (r.status == HEV2_OK)
 		printf("connected to %s port %d (%s%s%s) in %.3f ms, fd %d\n", r.address, r.port,
 		       family_name(r.family), r.synthesized_from[0] ? ", NAT64 from " : "",
@@ -534,5 +612,6 @@ int main(int argc, char **argv)
 	hev2_release(current);
 	free(static_hosts);
 	free(nameservers);
-	return status == HEV2_OK && !trace_failed ? EXIT_CONNECTED : EXIT_FAILED;
+	free(runs);
+	return status == HEV2_OK && all_ok && !trace_failed ? EXIT_CONNECTED : EXIT_FAILED;
 }

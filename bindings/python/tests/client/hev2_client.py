@@ -3,7 +3,11 @@
     hev2-client [--asyncio] [--resolv-timeout MS] [--connect-timeout MS]
         [--open-timeout MS] [--no-fast-fallback] [--family 4|6]
         [--resolver system|builtin] [--nameserver ADDR]... [--static NAME:ADDR[,ADDR]]...
-        [--no-nat64] HOST PORT
+        [--no-nat64] [--repeat N] [--no-history] HOST PORT
+
+--repeat N connects N times, one after the other, in this process: the line
+is the first connect's, with "runs" listing every one (the Python API tells
+no attempt order, so runs carry no "first_attempt").
 
 It implements the project's shared client contract so that the test bed
 runs the same scenario table through Python as through Go, C and Ruby:
@@ -54,6 +58,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--svg", metavar="FILE", help="write the race as a waterfall picture")
     p.add_argument("--qlog", metavar="FILE", help="write the race as qlog (JSON-SEQ)")
     p.add_argument("--chrome-trace", metavar="FILE", help="write the race as a Chrome trace")
+    p.add_argument("--repeat", type=int, default=1, metavar="N", help="connect N times, one after the other")
+    p.add_argument("--no-history", action="store_true", help="neither read nor feed the network's history")
     p.add_argument("host")
     p.add_argument("port")
     return p.parse_args(argv)
@@ -71,6 +77,10 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
         "open_timeout": seconds(args.open_timeout),
         "fast_fallback": not args.no_fast_fallback,
     }
+    if not 1 <= args.repeat <= 1000:
+        raise UsageError(f"--repeat wants 1..1000, got {args.repeat}")
+    if args.no_history:
+        kw["history"] = False
     if args.family:
         kw["family"] = socket.AF_INET if args.family == "4" else socket.AF_INET6
     if args.resolver:
@@ -145,18 +155,20 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"hev2-client: {e}", file=sys.stderr)
         return 2
-    start = time.monotonic()
     try:
         # Load the library and start its runtime first: elapsed_ms is the
         # connection's time, not the process's start-up.
         hev2.init()
-        start = time.monotonic()
-        if args.asyncio:
-            peer, elapsed = connect_asyncio(args.host, args.port, kw)
-        else:
-            with connect_blocking(args.host, args.port, kw) as sock:
-                elapsed = time.monotonic() - start
-                peer = sock.getpeername()
+        first, status = connect_once(args, kw)
+        if args.repeat > 1:
+            runs = [first]
+            # The trace files are the first connect's.
+            later = {k: v for k, v in kw.items() if k != "trace_files"}
+            for _ in range(args.repeat - 1):
+                run, st = connect_once(args, later)
+                runs.append(run)
+                status = status or st
+            first = dict(first, runs=runs)
     except (ValueError, TypeError, OverflowError) as e:
         # Bad input the package refused before connecting.
         print(f"hev2-client: {e}", file=sys.stderr)
@@ -165,11 +177,23 @@ def main(argv: list[str] | None = None) -> int:
         # Not a connection failure: the library cannot be used at all.
         print(f"hev2-client: {e}", file=sys.stderr)
         return 2
+    print(json.dumps(first))
+    return status
+
+
+def connect_once(args: argparse.Namespace, kw: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """One connect: its contract fields and its exit status."""
+    start = time.monotonic()
+    try:
+        if args.asyncio:
+            peer, elapsed = connect_asyncio(args.host, args.port, kw)
+        else:
+            with connect_blocking(args.host, args.port, kw) as sock:
+                elapsed = time.monotonic() - start
+                peer = sock.getpeername()
     except (OSError, ExceptionGroup) as e:
-        print(json.dumps(failure(e, getattr(e, "elapsed", time.monotonic() - start))))
-        return 1
-    print(json.dumps(success(peer, elapsed)))
-    return 0
+        return failure(e, getattr(e, "elapsed", time.monotonic() - start)), 1
+    return success(peer, elapsed), 0
 
 
 if __name__ == "__main__":
