@@ -88,7 +88,14 @@ func BenchmarkConnectTwoAddressName(b *testing.B) {
 		}
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	})
+	// History is on by default but off in this package's tests (main_test.go):
+	// on here, so that "hev2" is what a user gets, beside it turned off.
+	SetHistoryEnabled(true)
+	defer SetHistoryEnabled(false)
 	b.Run("hev2", func(b *testing.B) { benchConnect(b, &Dialer{Resolver: fake}, "dual.bench", port) })
+	b.Run("hev2-no-history", func(b *testing.B) {
+		benchConnect(b, &Dialer{Resolver: fake, DisableHistory: true}, "dual.bench", port)
+	})
 	b.Run("hev2-DialContext", func(b *testing.B) {
 		benchDial(b, (&Dialer{Resolver: fake}).DialContext, "dual.bench:"+strconv.Itoa(port))
 	})

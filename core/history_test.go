@@ -102,3 +102,52 @@ func TestHistoryLifetimeValidated(t *testing.T) {
 		t.Fatal("negative HistoryLifetime accepted")
 	}
 }
+
+// History adds no allocation to a connect to a name it already knows: the
+// decision and the record reuse the entry (the first connect makes it).
+func TestHistoryAddsNoAllocation(t *testing.T) {
+	withHistory(t)
+	port := quietListener(t)
+	hosts := map[string][]netip.Addr{"two.test": mustAddrs("127.0.0.1", "127.0.0.2")}
+	allocs := func(d Dialer) float64 {
+		return testing.AllocsPerRun(200, func() {
+			res, err := d.Connect(t.Context(), "two.test", uint16(port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			unix.Close(res.FD)
+		})
+	}
+	on := allocs(Dialer{Hosts: hosts})
+	off := allocs(Dialer{Hosts: hosts, DisableHistory: true})
+	if on != off {
+		t.Fatalf("a connect allocates %v times with history, %v without", on, off)
+	}
+	if st := HistoryStatistics(); st.Entries != 1 || st.Recorded < 200 {
+		t.Fatalf("history was not used: %+v", st)
+	}
+	t.Logf("%v allocations per connect, with history and without", on)
+}
+
+// quietListener listens on 127.0.0.1 and never accepts: connections
+// complete in the kernel's queue, so that no goroutine of the test
+// allocates while allocations are counted.
+func quietListener(t *testing.T) int {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Listen(fd, 4096); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.(*unix.SockaddrInet4).Port
+}

@@ -5,7 +5,7 @@
 // runs it, then counts syscalls per connect with strace over its -mode
 // runs (scripts/syscalls-per-connect.sh).
 //
-//	dialbench [-rounds 15] [-n 400]       # interleaved comparison
+//	dialbench [-rounds 15] [-n 400]       # interleaved comparisons (then history on/off)
 //	dialbench -serve                      # listens on 127.0.0.1, prints the port
 //	dialbench -mode hev2|net -n N -port P # N connects, for strace -c
 package main
@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"sort"
 	"strconv"
@@ -43,6 +44,7 @@ func main() {
 		runWall(dial, addr, *n)
 	default:
 		compare(*rounds, *n)
+		compareHistory(*rounds, *n)
 	}
 }
 
@@ -167,4 +169,43 @@ func sockstat() string {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "dialbench:", err)
 	os.Exit(1)
+}
+
+// compareHistory prices the per-network history on a connect to a name
+// (a static entry of two loopback addresses, so that history applies and
+// no resolver is involved): DialContext with history on (the default)
+// against DisableHistory, interleaved as compare does. The difference is
+// history's decision and record: netstate's atomic load, two lookups of a
+// known key under the store's lock.
+func compareHistory(rounds, n int) {
+	ln := listen()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	hosts := map[string][]netip.Addr{"two.bench": {netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2")}}
+	on := (&core.Dialer{Hosts: hosts}).DialContext
+	off := (&core.Dialer{Hosts: hosts, DisableHistory: true}).DialContext
+	addr := "two.bench:" + port
+	runWall(on, addr, n/4+1)
+	runWall(off, addr, n/4+1)
+	var ratios []float64
+	var ons, offs []time.Duration
+	for r := 0; r < rounds; r++ {
+		var a, b time.Duration
+		if r%2 == 0 {
+			a, _ = runCPU(on, addr, n)
+			b, _ = runCPU(off, addr, n)
+		} else {
+			b, _ = runCPU(off, addr, n)
+			a, _ = runCPU(on, addr, n)
+		}
+		ons, offs = append(ons, a), append(offs, b)
+		ratios = append(ratios, float64(a)/float64(b))
+	}
+	sort.Float64s(ratios)
+	sort.Slice(ons, func(i, j int) bool { return ons[i] < ons[j] })
+	sort.Slice(offs, func(i, j int) bool { return offs[i] < offs[j] })
+	q := func(p float64) float64 { return ratios[int(p*float64(len(ratios)-1)+0.5)] }
+	st := core.HistoryStatistics()
+	fmt.Printf("history: DialContext to a name of two loopback addresses, history on vs off, %d interleaved rounds of %d: on %v, off %v per connect; ratio on/off median %.3fx, quartiles %.3f-%.3f (%d key(s) of %d bytes held)\n",
+		rounds, n, ons[len(ons)/2].Round(10*time.Nanosecond), offs[len(offs)/2].Round(10*time.Nanosecond),
+		q(0.5), q(0.25), q(0.75), st.Entries, st.EntryBytes)
 }
