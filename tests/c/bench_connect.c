@@ -120,10 +120,13 @@ static void hev2_loop(int n, const hev2_options *o)
 	}
 }
 
-static hev2_options waiter;
+static hev2_options waiter, waiter_no_history;
 
 static void library_loop(int n) { hev2_loop(n, NULL); }
 static void waiter_loop(int n) { hev2_loop(n, &waiter); }
+/* The waiter-driven row again with the per-network history off: the
+ * difference is history's cost on a name (a literal never touches it). */
+static void waiter_no_history_loop(int n) { hev2_loop(n, &waiter_no_history); }
 
 /* The one-call form: hev2_connect_wait hands the fd over and releases. */
 static void one_call_loop(int n)
@@ -202,6 +205,8 @@ int main(int argc, char **argv)
 	hev2_init();
 	hev2_options_init(&waiter);
 	waiter.drive = HEV2_DRIVE_WAITER;
+	waiter_no_history = waiter;
+	waiter_no_history.history = 0;
 
 	int single = argc >= 4 && (!strcmp(argv[2], "plain") || !strcmp(argv[2], "library") ||
 	                           !strcmp(argv[2], "waiter") || !strcmp(argv[2], "onecall"));
@@ -222,8 +227,9 @@ int main(int argc, char **argv)
 	int per = atoi(argv[2]) / ROUNDS;
 	if (per < 1)
 		per = 1;
-	enum { LOOPS = 5 };
-	void (*loops[LOOPS])(int) = {plain_loop, library_loop, waiter_loop, one_call_loop, plain_nonblocking_loop};
+	enum { LOOPS = 6 };
+	void (*loops[LOOPS])(int) = {plain_loop, library_loop, waiter_loop, one_call_loop, plain_nonblocking_loop,
+	                             waiter_no_history_loop};
 	for (int i = 0; i < LOOPS; i++)
 		loops[i](50); /* warm every path */
 	double wall[LOOPS][ROUNDS], cpu[LOOPS][ROUNDS];
@@ -241,7 +247,8 @@ int main(int argc, char **argv)
 	printf("  %-28s %12s %22s %22s\n", "", "us/connect", "wall vs plain C", "CPU vs plain C");
 	const char *names[LOOPS] = {host ? "plain C getaddrinfo+connect" : "plain C socket+connect",
 	                            "hev2 library-driven", "hev2 waiter-driven", "hev2_connect_wait (1 call)",
-	                            host ? "plain C gai + non-blocking" : "plain C non-blocking + poll"};
+	                            host ? "plain C gai + non-blocking" : "plain C non-blocking + poll",
+	                            "hev2 waiter, history off"};
 	for (int i = 0; i < LOOPS; i++) {
 		double us[ROUNDS], rw[ROUNDS], rc[ROUNDS], m, lo, hi, cm, clo, chi, um, ulo, uhi;
 		for (int k = 0; k < ROUNDS; k++) {
