@@ -44,15 +44,9 @@ type Machine struct {
 	lastResolveErr error
 	canceled       error
 
-	// NAT64 (cfg.NAT64 != nil): the prefixes in use, whether discovery is
-	// still awaited, and the IPv4 destinations held until it ends.
-	prefixes     []netip.Prefix
-	prefixWait   bool
-	heldForNAT64 []netip.Addr
-	// IPv6 answers wait for discovery too, but only until heldV6Until
-	// (the Resolution Delay after the first of them): see admit.
-	heldV6      []netip.Addr
-	heldV6Until time.Duration
+	// nat is the NAT64 state, only when cfg.NAT64 != nil (a pointer, so
+	// that every other race carries one word of it).
+	nat *nat64State
 
 	acts []Action
 }
@@ -219,11 +213,11 @@ func (m *Machine) evaluate(now time.Duration) {
 	if m.rdActive && now >= m.rdUntil {
 		m.rdActive = false
 	}
-	if len(m.heldV6) > 0 && now >= m.heldV6Until {
+	if m.holdingV6() && now >= m.nat.heldV6Until {
 		m.releaseHeldV6()
 	}
 	m.maybeStartAttempt(now)
-	if m.inflight == 0 && m.untried == 0 && !m.lookupPending() && !m.prefixWait && len(m.heldV6) == 0 {
+	if m.inflight == 0 && m.untried == 0 && !m.lookupPending() && !m.prefixWaiting() && !m.holdingV6() {
 		m.fail(now)
 		return
 	}
@@ -253,7 +247,7 @@ func (m *Machine) checkTimeouts(now time.Duration) bool {
 			}
 		}
 		m.rdActive = false
-		if m.prefixWait {
+		if m.prefixWaiting() {
 			// Discovery is part of resolution: stop waiting for it.
 			m.emit(Action{Kind: ActionCancelPrefix64})
 			m.prefixDone(now, nil, terr)
@@ -288,7 +282,7 @@ func (m *Machine) maybeStartAttempt(now time.Duration) {
 		return
 	}
 	if m.cfg.Serial {
-		if m.lookupPending() || m.prefixWait || m.inflight > 0 {
+		if m.lookupPending() || m.prefixWaiting() || m.inflight > 0 {
 			return
 		}
 	} else if m.inflight > 0 && !failed && now < m.lastStart+m.cfg.ConnectionAttemptDelay {
@@ -372,8 +366,8 @@ func (m *Machine) finish(now time.Duration) {
 			m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
 		}
 	}
-	if m.prefixWait {
-		m.prefixWait = false
+	if m.prefixWaiting() {
+		m.nat.wait = false
 		m.emit(Action{Kind: ActionCancelPrefix64})
 	}
 	if m.timerAt != noTimer {
@@ -401,7 +395,7 @@ func (m *Machine) lookupPending() bool { return m.lookups[0].pending || m.lookup
 // (part of its resolution; a literal's wait is bounded by discovery's own
 // timeout, as a literal has no resolv_timeout).
 func (m *Machine) resolving() bool {
-	return m.lookupPending() || m.prefixWait && m.cfg.Static == nil
+	return m.lookupPending() || m.prefixWaiting() && m.cfg.Static == nil
 }
 
 // armTimer asks for a wake-up at the earliest moment something becomes due.
@@ -421,8 +415,8 @@ func (m *Machine) armTimer(now time.Duration) {
 	if m.rdActive {
 		consider(m.rdUntil)
 	}
-	if len(m.heldV6) > 0 {
-		consider(m.heldV6Until)
+	if m.holdingV6() {
+		consider(m.nat.heldV6Until)
 	}
 	if !m.cfg.Serial && !m.rdActive && m.untried > 0 && m.inflight > 0 {
 		at := m.lastStart + m.cfg.ConnectionAttemptDelay

@@ -13,14 +13,14 @@ import (
 // earlier discovery, or a discovery to wait for.
 func (m *Machine) startNAT64(now time.Duration) {
 	n := m.cfg.NAT64
-	m.prefixes = validPrefixes(n.Prefixes)
+	m.nat = &nat64State{prefixes: validPrefixes(n.Prefixes)}
 	if n.Pending {
-		m.prefixWait = true
+		m.nat.wait = true
 		m.emit(Action{Kind: ActionAwaitPrefix64})
 		m.trace(now, TraceEvent{Kind: TraceNAT64Discovery, Detail: n.Source})
 		return
 	}
-	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.prefixes, Detail: n.Source})
+	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.nat.prefixes, Detail: n.Source})
 }
 
 // admit adds destinations to the race. Without NAT64 they go in as they
@@ -43,19 +43,19 @@ func (m *Machine) admit(now time.Duration, addrs []netip.Addr) {
 		var v4 netip.Addr
 		if FamilyOf(a) == IPv4 {
 			a = a.Unmap()
-			if m.prefixWait {
-				m.heldForNAT64 = append(m.heldForNAT64, a)
+			if m.nat.wait {
+				m.nat.heldV4 = append(m.nat.heldV4, a)
 				continue
 			}
-			if len(m.prefixes) > 0 && Synthesizable(a, m.prefixes[0]) {
-				v4, a = a, Embed(m.prefixes[0], a)
-				m.trace(now, TraceEvent{Kind: TraceSynthesized, Addr: netip.AddrPortFrom(a, m.cfg.Port), From: v4, Prefixes: m.prefixes[:1]})
+			if len(m.nat.prefixes) > 0 && Synthesizable(a, m.nat.prefixes[0]) {
+				v4, a = a, Embed(m.nat.prefixes[0], a)
+				m.trace(now, TraceEvent{Kind: TraceSynthesized, Addr: netip.AddrPortFrom(a, m.cfg.Port), From: v4, Prefixes: m.nat.prefixes[:1]})
 			}
-		} else if m.prefixWait && !m.cfg.Serial {
-			if len(m.heldV6) == 0 {
-				m.heldV6Until = now + m.cfg.ResolutionDelay
+		} else if m.nat.wait && !m.cfg.Serial {
+			if len(m.nat.heldV6) == 0 {
+				m.nat.heldV6Until = now + m.cfg.ResolutionDelay
 			}
-			m.heldV6 = append(m.heldV6, a)
+			m.nat.heldV6 = append(m.nat.heldV6, a)
 			continue
 		}
 		out = append(out, a)
@@ -68,8 +68,8 @@ func (m *Machine) admit(now time.Duration, addrs []netip.Addr) {
 
 // releaseHeldV6 lets the IPv6 destinations held for discovery race.
 func (m *Machine) releaseHeldV6() {
-	held := m.heldV6
-	m.heldV6 = nil
+	held := m.nat.heldV6
+	m.nat.heldV6 = nil
 	m.addAddrs(held, nil)
 }
 
@@ -77,16 +77,16 @@ func (m *Machine) releaseHeldV6() {
 // admitted (synthesized if a prefix was found), and what is known is
 // re-sorted, since a DNS64 answer inside the prefix now counts as IPv4.
 func (m *Machine) prefixDone(now time.Duration, prefixes []netip.Prefix, err error) {
-	if !m.prefixWait || m.done {
+	if !m.prefixWaiting() || m.done {
 		return
 	}
-	m.prefixWait = false
-	m.prefixes = validPrefixes(prefixes)
-	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.prefixes, Err: err, Detail: "discovered"})
-	held := append(m.heldV6, m.heldForNAT64...)
-	m.heldForNAT64, m.heldV6 = nil, nil
+	m.nat.wait = false
+	m.nat.prefixes = validPrefixes(prefixes)
+	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.nat.prefixes, Err: err, Detail: "discovered"})
+	held := append(m.nat.heldV6, m.nat.heldV4...)
+	m.nat.heldV4, m.nat.heldV6 = nil, nil
 	m.admit(now, held)
-	if len(m.prefixes) > 0 && len(m.cands) > 1 {
+	if len(m.nat.prefixes) > 0 && len(m.cands) > 1 {
 		m.reorder()
 	}
 }
@@ -109,4 +109,26 @@ func validPrefixes(ps []netip.Prefix) []netip.Prefix {
 }
 
 // NAT64Prefixes are the NAT64 prefixes the race uses (nil without NAT64).
-func (m *Machine) NAT64Prefixes() []netip.Prefix { return m.prefixes }
+func (m *Machine) NAT64Prefixes() []netip.Prefix { return m.nat64Prefixes() }
+
+// nat64State is a NAT64 race's part of the Machine.
+type nat64State struct {
+	prefixes []netip.Prefix // in use (the first synthesizes)
+	wait     bool           // discovery still awaited
+	heldV4   []netip.Addr   // IPv4 destinations held until it ends
+	// IPv6 answers wait for discovery too, but only until heldV6Until
+	// (the Resolution Delay after the first of them): see admit.
+	heldV6      []netip.Addr
+	heldV6Until time.Duration
+}
+
+func (m *Machine) nat64Prefixes() []netip.Prefix {
+	if m.nat == nil {
+		return nil
+	}
+	return m.nat.prefixes
+}
+
+func (m *Machine) prefixWaiting() bool { return m.nat != nil && m.nat.wait }
+
+func (m *Machine) holdingV6() bool { return m.nat != nil && len(m.nat.heldV6) > 0 }

@@ -34,10 +34,10 @@ func (m *Machine) reorder() {
 		all[i] = m.cands[i].addr
 	}
 	if len(all) > 1 && m.cfg.Sort != nil {
-		all = m.cfg.Sort(all, m.prefixes)
+		all = m.cfg.Sort(all, m.nat64Prefixes())
 	}
 	all = preferFamily(all, m.cfg.History.First)
-	all = InterleaveNAT64(all, m.cfg.FirstAddressFamilyCount, m.prefixes)
+	all = InterleaveNAT64(all, m.cfg.FirstAddressFamilyCount, m.nat64Prefixes())
 	m.order = m.order[:0]
 	for _, a := range all {
 		m.order = append(m.order, m.indexOf(a))
