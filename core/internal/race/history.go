@@ -127,18 +127,18 @@ func (m *Machine) firstFamily() Family {
 // preferFamily moves the addresses of family f before the others, keeping
 // the order inside each family (RFC 6724's), so that Interleave starts
 // with f.
-func preferFamily(addrs []netip.Addr, f Family) []netip.Addr {
-	if f == FamilyUnspec || len(addrs) < 2 || FamilyOf(addrs[0]) == f {
+func preferFamily(addrs []netip.Addr, f Family, nat64 []netip.Prefix) []netip.Addr {
+	if f == FamilyUnspec || len(addrs) < 2 || familyNAT64(addrs[0], nat64) == f {
 		return addrs
 	}
 	out := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
-		if FamilyOf(a) == f {
+		if familyNAT64(a, nat64) == f {
 			out = append(out, a)
 		}
 	}
 	for _, a := range addrs {
-		if FamilyOf(a) != f {
+		if familyNAT64(a, nat64) != f {
 			out = append(out, a)
 		}
 	}

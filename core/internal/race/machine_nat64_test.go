@@ -167,3 +167,13 @@ func TestNoNAT64NoDiscovery(t *testing.T) {
 		t.Fatalf("NAT64 work without NAT64: %+v", acts)
 	}
 }
+
+// The network's history preferring IPv4 counts a DNS64 AAAA as IPv4 too:
+// it goes before the real IPv6 address.
+func TestNAT64HistoryPrefersTranslatedAsIPv4(t *testing.T) {
+	cfg := nat64Config(nil, NAT64Config{Prefixes: []netip.Prefix{pref96}})
+	cfg.History.First = IPv4
+	h := newHarness(t, cfg)
+	h.start()
+	h.wantStarted(h.step(1, answered(IPv6, v6a, synth4a), lookupFailed(IPv4, EAI_NODATA)), synth4a)
+}

@@ -36,7 +36,7 @@ func (m *Machine) reorder() {
 	if len(all) > 1 && m.cfg.Sort != nil {
 		all = m.cfg.Sort(all, m.nat64Prefixes())
 	}
-	all = preferFamily(all, m.cfg.History.First)
+	all = preferFamily(all, m.cfg.History.First, m.nat64Prefixes())
 	all = InterleaveNAT64(all, m.cfg.FirstAddressFamilyCount, m.nat64Prefixes())
 	m.order = m.order[:0]
 	for _, a := range all {
@@ -96,12 +96,7 @@ func InterleaveNAT64(addrs []netip.Addr, firstCount int, prefixes []netip.Prefix
 	if firstCount < 1 {
 		firstCount = 1
 	}
-	famOf := func(a netip.Addr) Family {
-		if _, ok := translated(a, prefixes); ok {
-			return IPv4
-		}
-		return FamilyOf(a)
-	}
+	famOf := func(a netip.Addr) Family { return familyNAT64(a, prefixes) }
 	first := famOf(addrs[0])
 	var primary, secondary []netip.Addr
 	for _, a := range addrs {

@@ -213,3 +213,13 @@ func translated(a netip.Addr, prefixes []netip.Prefix) (netip.Addr, bool) {
 	}
 	return netip.Addr{}, false
 }
+
+// familyNAT64 is a's family as the ordering sees it: IPv4 for an address
+// inside one of the NAT64 prefixes (its path is IPv4 beyond the
+// translator), FamilyOf otherwise.
+func familyNAT64(a netip.Addr, prefixes []netip.Prefix) Family {
+	if _, ok := translated(a, prefixes); ok {
+		return IPv4
+	}
+	return FamilyOf(a)
+}
