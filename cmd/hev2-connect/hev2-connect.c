@@ -559,6 +559,13 @@ int main(int argc, char **argv)
 			return EXIT_FAILED;
 		}
 		all_ok &= r.status == HEV2_OK;
+		if (verbose && repeat > 1) {
+			/* every connect's timeline, in order (the 2nd on show
+			 * history's decision) */
+			FILE *tl = json ? stderr : stdout;
+			fprintf(tl, "-- connect %d of %d\n", i + 1, repeat);
+			print_verbose(tl, host, port, &r);
+		}
 		if (runs_f) {
 			if (i)
 				fputc(',', runs_f);
@@ -596,7 +603,7 @@ int main(int argc, char **argv)
 	if (stdio)
 		return finish_stdio(&r, host, port, verbose);
 	FILE *timeline = json ? stderr : stdout;
-	if (verbose)
+	if (verbose && repeat == 1)
 		print_verbose(timeline, host, port, &r);
 	if (json)
 		print_json(stdout, current, &r, atoi(port), runs);
