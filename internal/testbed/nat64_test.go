@@ -32,6 +32,10 @@ import (
 
 const nat64ChildEnv = "HEV2_TESTBED_NAT64_CHILD"
 
+// nat64StaticName is a static entry of the child's Dialer (Dialer.Hosts,
+// the C ABI's static_hosts): V4Good2, which NAT64 synthesizes too.
+const nat64StaticName = "static.nat64.hev2.test"
+
 // nat64Connect is one connect as the child saw it.
 type nat64Connect struct {
 	Addr            string
@@ -89,7 +93,7 @@ func nat64ConnectOnce(host, port string) nat64Connect {
 		c.Err = err.Error()
 		return c
 	}
-	d := core.Dialer{Trace: func(ev core.TraceEvent) {
+	d := core.Dialer{Hosts: map[string][]netip.Addr{nat64StaticName: {V4Good2}}, Trace: func(ev core.TraceEvent) {
 		line := ev.Kind.String()
 		for _, p := range ev.Prefixes {
 			line += " " + p.String()
@@ -201,6 +205,9 @@ func TestNAT64TraceShowsDiscoveryAndSynthesis(t *testing.T) {
 	if len(c.Trace) == 0 || c.Trace[0] != "nat64-prefix "+p.String() {
 		t.Fatalf("second connect's trace starts %q, want the cached prefix", c.Trace)
 	}
+	// A static entry's IPv4 address is synthesized like a literal.
+	child.connect(fmt.Sprintf("%s %d", nat64StaticName, bed.Port)).has(t, "static entry",
+		nat64Connect{Addr: core.NAT64Synthesize(p, V4Good2).String(), SynthesizedFrom: V4Good2.String(), Prefixes: []string{p.String()}})
 }
 
 // The prefix is cached per network: a new answer for ipv4only.arpa is not
