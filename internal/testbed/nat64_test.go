@@ -106,6 +106,26 @@ func nat64ConnectOnce(host, port string) nat64Connect {
 		}
 		c.Trace = append(c.Trace, line)
 	}}
+	if name, ok := strings.CutPrefix(host, "dial:"); ok {
+		// DialContext (the netpoller driver): the winner is a
+		// net.Conn; what it was synthesized from is in the trace.
+		conn, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort(name, port))
+		if err != nil {
+			c.Err = err.Error()
+			return c
+		}
+		defer conn.Close()
+		c.Addr = conn.RemoteAddr().(*net.TCPAddr).AddrPort().Addr().String()
+		for _, line := range c.Trace {
+			if from, ok := strings.CutPrefix(line, "attempt-won "+c.Addr+" from "); ok {
+				c.SynthesizedFrom = from
+			}
+			if ps, ok := strings.CutPrefix(line, "nat64-prefix "); ok {
+				c.Prefixes = strings.Fields(ps)
+			}
+		}
+		return c
+	}
 	res, err := d.Connect(context.Background(), host, p)
 	if err != nil {
 		c.Err = err.Error()
@@ -205,6 +225,9 @@ func TestNAT64TraceShowsDiscoveryAndSynthesis(t *testing.T) {
 	if len(c.Trace) == 0 || c.Trace[0] != "nat64-prefix "+p.String() {
 		t.Fatalf("second connect's trace starts %q, want the cached prefix", c.Trace)
 	}
+	// DialContext (Go's netpoller) reaches it the same way.
+	child.connect(fmt.Sprintf("dial:%s %d", V4Good1, bed.Port)).has(t, "DialContext",
+		nat64Connect{Addr: synth.String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p.String()}})
 	// A static entry's IPv4 address is synthesized like a literal.
 	child.connect(fmt.Sprintf("%s %d", nat64StaticName, bed.Port)).has(t, "static entry",
 		nat64Connect{Addr: core.NAT64Synthesize(p, V4Good2).String(), SynthesizedFrom: V4Good2.String(), Prefixes: []string{p.String()}})
@@ -225,7 +248,9 @@ func TestNAT64NetworkChangeFlushesThePrefix(t *testing.T) {
 	child := startNAT64Child(t, bed)
 	literal := fmt.Sprintf("%s %d", V4Good1, bed.Port)
 	first := nat64Connect{Addr: core.NAT64Synthesize(p1, V4Good1).String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p1.String()}}
-	child.connect(literal).has(t, "first connect", first)
+	// The first connect through DialContext: the netpoller driver waits
+	// for the discovery (the Connect tests above use the evented one).
+	child.connect("dial:"+literal).has(t, "first connect (DialContext)", first)
 
 	bed.setPref64(p2)
 	child.connect(literal).has(t, "same network, the DNS now says "+p2.String(), first)
