@@ -80,6 +80,25 @@ static void out_end(void *dst, const void *src, size_t ours)
 		memset((char *)dst + ours, 0, theirs - ours);
 }
 
+/* FILL_OUT is the body of every call that fills a caller's size-versioned
+ * struct of type T: check it (out_begin), let the Go call `fill` complete a
+ * zeroed full-size copy named `mine`, copy that out (out_end). */
+#define FILL_OUT(T, out, what, v1, fill)                                      \
+	do {                                                                  \
+		int rc_ = out_begin(__func__, what, (out) ? &(out)->size : NULL, v1); \
+		if (rc_)                                                      \
+			return rc_;                                           \
+		CHECK_FORK(__func__);                                         \
+		T mine;                                                       \
+		memset(&mine, 0, sizeof mine);                                \
+		mine.size = sizeof mine;                                      \
+		rc_ = hev2c_return(__func__, fill);                           \
+		if (rc_)                                                      \
+			return rc_;                                           \
+		out_end((out), &mine, sizeof mine);                           \
+		return HEV2_OK;                                               \
+	} while (0)
+
 int hev2_stats(hev2_stats_info *s)
 {
 	int rc = out_begin(__func__, "s", s ? &s->size : NULL, HEV2_STATS_SIZE_V1);
@@ -234,98 +253,32 @@ int hev2_release(hev2_conn c)
 
 int hev2_result(hev2_conn c, hev2_result_info *r)
 {
-	int rc = out_begin(__func__, "r", r ? &r->size : NULL, HEV2_RESULT_SIZE_V1);
-	if (rc)
-		return rc;
-	CHECK_FORK(__func__);
-	hev2_result_info mine;
-	memset(&mine, 0, sizeof mine);
-	mine.size = sizeof mine;
-	rc = hev2c_return(__func__, hev2go_result(c, &mine));
-	if (rc)
-		return rc;
-	out_end(r, &mine, sizeof mine);
-	return HEV2_OK;
+	FILL_OUT(hev2_result_info, r, "r", HEV2_RESULT_SIZE_V1, hev2go_result(c, &mine));
 }
 
 int hev2_get_attempt(hev2_conn c, int i, hev2_attempt_info *a)
 {
-	int rc = out_begin(__func__, "a", a ? &a->size : NULL, HEV2_ATTEMPT_SIZE_V1);
-	if (rc)
-		return rc;
-	CHECK_FORK(__func__);
-	hev2_attempt_info mine;
-	memset(&mine, 0, sizeof mine);
-	mine.size = sizeof mine;
-	rc = hev2c_return(__func__, hev2go_get_attempt(c, i, &mine));
-	if (rc)
-		return rc;
-	out_end(a, &mine, sizeof mine);
-	return HEV2_OK;
+	FILL_OUT(hev2_attempt_info, a, "a", HEV2_ATTEMPT_SIZE_V1, hev2go_get_attempt(c, i, &mine));
 }
 
 int hev2_get_event(hev2_conn c, int i, hev2_event_info *e)
 {
-	int rc = out_begin(__func__, "e", e ? &e->size : NULL, HEV2_EVENT_SIZE_V1);
-	if (rc)
-		return rc;
-	CHECK_FORK(__func__);
-	hev2_event_info mine;
-	memset(&mine, 0, sizeof mine);
-	mine.size = sizeof mine;
-	rc = hev2c_return(__func__, hev2go_get_event(c, i, &mine));
-	if (rc)
-		return rc;
-	out_end(e, &mine, sizeof mine);
-	return HEV2_OK;
+	FILL_OUT(hev2_event_info, e, "e", HEV2_EVENT_SIZE_V1, hev2go_get_event(c, i, &mine));
 }
 
 int hev2_report(hev2_conn c, hev2_report_info *r)
 {
-	int rc = out_begin(__func__, "r", r ? &r->size : NULL, HEV2_REPORT_SIZE_V1);
-	if (rc)
-		return rc;
-	CHECK_FORK(__func__);
-	hev2_report_info mine;
-	memset(&mine, 0, sizeof mine);
-	mine.size = sizeof mine;
-	rc = hev2c_return(__func__, hev2go_report(c, &mine));
-	if (rc)
-		return rc;
-	out_end(r, &mine, sizeof mine);
-	return HEV2_OK;
+	FILL_OUT(hev2_report_info, r, "r", HEV2_REPORT_SIZE_V1, hev2go_report(c, &mine));
 }
 
 int hev2_report_lookup(hev2_conn c, int i, hev2_report_lookup_info *l)
 {
-	int rc = out_begin(__func__, "l", l ? &l->size : NULL, HEV2_REPORT_LOOKUP_SIZE_V1);
-	if (rc)
-		return rc;
-	CHECK_FORK(__func__);
-	hev2_report_lookup_info mine;
-	memset(&mine, 0, sizeof mine);
-	mine.size = sizeof mine;
-	rc = hev2c_return(__func__, hev2go_report_lookup(c, i, &mine));
-	if (rc)
-		return rc;
-	out_end(l, &mine, sizeof mine);
-	return HEV2_OK;
+	FILL_OUT(hev2_report_lookup_info, l, "l", HEV2_REPORT_LOOKUP_SIZE_V1, hev2go_report_lookup(c, i, &mine));
 }
 
 int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a)
 {
-	int rc = out_begin(__func__, "a", a ? &a->size : NULL, HEV2_REPORT_ATTEMPT_SIZE_V1);
-	if (rc)
-		return rc;
-	CHECK_FORK(__func__);
-	hev2_report_attempt_info mine;
-	memset(&mine, 0, sizeof mine);
-	mine.size = sizeof mine;
-	rc = hev2c_return(__func__, hev2go_report_attempt(c, i, &mine));
-	if (rc)
-		return rc;
-	out_end(a, &mine, sizeof mine);
-	return HEV2_OK;
+	FILL_OUT(hev2_report_attempt_info, a, "a", HEV2_REPORT_ATTEMPT_SIZE_V1, hev2go_report_attempt(c, i, &mine));
 }
 
 const char *hev2_errmsg(hev2_conn c)
