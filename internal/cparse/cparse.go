@@ -70,8 +70,13 @@ func LocalHost(s string) (netip.Addr, error) {
 	return a, nil
 }
 
+// unbracket takes the brackets off "[addr]"; a lone "[" or "]" stays, so
+// that a zone ending in "]" ("::%]") is not cut short.
 func unbracket(s string) string {
-	return strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")
+	if len(s) >= 2 && s[0] == '[' && s[len(s)-1] == ']' {
+		return s[1 : len(s)-1]
+	}
+	return s
 }
 
 // hasControl says whether s holds a NUL or another ASCII control byte,
