@@ -17,5 +17,5 @@ test-go-module: ## the README's Go module steps in a scratch module (replace => 
 	$(GO) mod edit -replace github.com/hev2/hev2=$(CURDIR); \
 	GOPROXY=off GOFLAGS=-mod=mod $(GO) mod tidy; \
 	GOPROXY=off $(GO) build -o app .; \
-	./app | tail -1 | tee /dev/stderr | grep -q '^connected to 127.0.0.1'; \
+	out=$$(./app | tail -1); echo "$$out"; echo "$$out" | grep -q '^connected to 127.0.0.1'; \
 	echo "go module: a program outside this tree builds against github.com/hev2/hev2/core and connects"

@@ -63,5 +63,5 @@ test-go-http: testbed-tools ## net/http with core.Dialer's DialContext on the te
 	set -e; \
 	$(GO) test -count=1 -v ./internal/nethttptest/; \
 	$(GO) build -o $(BUILD)/examples/go-http ./examples/go-http; \
-	$(TESTBED_BIN) run -- sh -c 'SSL_CERT_FILE=$$HEV2_BED_CA_FILE $(BUILD)/examples/go-http https://v6-blackhole.hev2.test:$$HEV2_BED_HTTPS_PORT/example' | \
-		tee /dev/stderr | grep -q '"local":"198.18.0.10","family":"ipv4","tls":true'
+	out=$$($(TESTBED_BIN) run -- sh -c 'SSL_CERT_FILE=$$HEV2_BED_CA_FILE $(BUILD)/examples/go-http https://v6-blackhole.hev2.test:$$HEV2_BED_HTTPS_PORT/example'); \
+	echo "$$out"; echo "$$out" | grep -q '"local":"198.18.0.10","family":"ipv4","tls":true'
