@@ -14,16 +14,17 @@ type HistoryInput struct {
 	// Network is the identity of the network the decision was read on
 	// (netstate.Snapshot.Network); outcomes are recorded under it.
 	Network uint64
-	// First is the family tried first; FamilyUnspec keeps RFC 6724's order.
-	First Family
 	// Reason says why First, in one line ("" when First is FamilyUnspec).
 	Reason string
 	// DelayFromRTT: MachineConfig.ConnectionAttemptDelay is 2 x SRTT of
 	// Samples connects of the first-tried family on this network, clamped.
-	DelayFromRTT bool
 	SRTT         time.Duration
 	Samples      int
 	AttemptDelay time.Duration // the delay derived (when DelayFromRTT)
+	// First is the family tried first; FamilyUnspec keeps RFC 6724's order.
+	// (The small fields last, sharing one word.)
+	First        Family
+	DelayFromRTT bool
 }
 
 // Decided reports whether history changed anything for the race.

@@ -24,22 +24,28 @@ type Machine struct {
 	// arrive so that late ones join in their sorted position.
 	cands    []candidate
 	order    []int
-	untried  int
 	attempts []attemptState
-	inflight int
+	// Counts of candidates not yet tried and attempts in flight; int32
+	// side by side (a race has at most a few hundred addresses), so that
+	// the machine stays within its allocation size class.
+	untried  int32
+	inflight int32
 
-	lastStart    time.Duration
+	lastStart   time.Duration
+	rdUntil     time.Duration
+	connectAt   time.Duration
+	timerAt     time.Duration // last armed timer, noTimer if none
+	delayTraced time.Duration // the attempt delay last reported to the trace
+
+	// The flags side by side, so that they share one word: the machine
+	// is allocated per connect and its size class is part of the cost.
 	failedNow    bool // an attempt failed this turn: start the next at once
 	rdActive     bool // A answered first; waiting for AAAA until rdUntil
-	rdUntil      time.Duration
 	connectArmed bool // every address has been tried: connectAt bounds the wait
-	connectAt    time.Duration
-	timerAt      time.Duration // last armed timer, noTimer if none
-	delayTraced  time.Duration // the attempt delay last reported to the trace
+	done         bool
+	won          bool
+	expired      TimeoutKind
 
-	done           bool
-	won            bool
-	expired        TimeoutKind
 	lastAttemptErr error
 	lastResolveErr error
 	canceled       error

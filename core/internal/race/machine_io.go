@@ -72,6 +72,9 @@ type Action struct {
 type MachineConfig struct {
 	Host string
 	Port uint16
+	// Serial: resolve every family, then one attempt at a time. (Beside
+	// Port, so that the two share a word of the machine.)
+	Serial bool
 	// Families to look up, in query order (AAAA first). Ignored if Static
 	// is set.
 	Families []Family
@@ -85,8 +88,6 @@ type MachineConfig struct {
 	ResolvTimeout           time.Duration
 	ConnectTimeout          time.Duration
 	OpenTimeout             time.Duration
-	// Serial: resolve every family, then one attempt at a time.
-	Serial bool
 
 	// NAT64, when not nil, says the host has IPv6 and no IPv4 route and
 	// NAT64 is wanted: IPv4 destinations are synthesized into the network's
