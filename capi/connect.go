@@ -52,38 +52,37 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	// Start and ConnectAsync check the host, the port and the Dialer
 	// (core's rules, the only ones): a refusal there is this call's
 	// error, and no handle exists.
-	var startErr error
+	var (
+		startErr error
+		cancel   func()
+	)
 	if co.waiterDriven {
 		// The first connect (or the lookups) starts here, on the
 		// caller's thread; the machine steps inside hev2_wait.
-		r, err := co.dialer.Start(c.host, c.port, c.raceDone)
-		switch {
-		case isInputError(err):
-			running.Add(-1)
-			return refuseErr(err)
-		case err != nil:
-			// An outcome decided before any I/O (a static entry with no
-			// address of the wanted family), as Connect would report it.
-			startErr = err
-			c.cancel = func() {}
-		default:
+		var r *core.Race
+		if r, err = co.dialer.Start(c.host, c.port, c.raceDone); err == nil {
 			c.race = r
-			c.cancel = func() { r.Cancel(context.Canceled) }
+			cancel = func() { r.Cancel(context.Canceled) }
 		}
 	} else {
 		// No goroutine per handle: the race is stepped by the shared
 		// poller, its timers and its lookups' answers (core.Pending).
-		p, err := co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
-		switch {
-		case isInputError(err):
-			running.Add(-1)
-			return refuseErr(err)
-		case err != nil:
-			startErr = err
-			c.cancel = func() {}
-		default:
-			c.cancel = func() { p.Cancel(context.Canceled) }
+		var p *core.Pending
+		if p, err = co.dialer.ConnectAsync(c.host, c.port, c.asyncDone); err == nil {
+			cancel = func() { p.Cancel(context.Canceled) }
 		}
+	}
+	switch {
+	case isInputError(err):
+		running.Add(-1)
+		return refuseErr(err)
+	case err != nil:
+		// An outcome decided before any I/O (a static entry with no
+		// address of the wanted family), as Connect would report it.
+		startErr = err
+		c.cancel = func() {}
+	default:
+		c.cancel = cancel
 	}
 	created.Add(1)
 	insert(c)
