@@ -34,17 +34,18 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	if err != nil {
 		return refuseErr(err)
 	}
-	co, err := convertOptions(o)
-	if err != nil {
+	c := &conn{host: h, port: p, efd: -1}
+	co := &c.opts
+	if err := convertOptionsInto(o, co); err != nil {
 		return refuseErr(err)
 	}
 	if !reserveSlot() {
 		return refuse(statusCapacity, "over capacity: %d handles running, the cap set by hev2_set_max_handles", maxRunning.Load())
 	}
-	c := &conn{
-		id: lastID.Add(1), host: h, port: p, start: time.Now(), opts: co,
-		done: make(chan struct{}), gone: make(chan struct{}), published: make(chan struct{}),
-		efd: -1,
+	c.id, c.start = lastID.Add(1), time.Now()
+	c.done = make(chan struct{})
+	if c.notifies() {
+		c.published = make(chan struct{})
 	}
 	if co.recordEvents {
 		co.dialer.Trace = c.record
@@ -52,25 +53,16 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	// Start and ConnectAsync check the host, the port and the Dialer
 	// (core's rules, the only ones): a refusal there is this call's
 	// error, and no handle exists.
-	var (
-		startErr error
-		cancel   func()
-	)
+	var startErr error
 	if co.waiterDriven {
 		// The first connect (or the lookups) starts here, on the
 		// caller's thread; the machine steps inside hev2_wait.
-		var r *core.Race
-		if r, err = co.dialer.Start(c.host, c.port, c.raceDone); err == nil {
-			c.race = r
-			cancel = func() { r.Cancel(context.Canceled) }
-		}
+		c.race, err = co.dialer.Start(c.host, c.port, c.raceDone)
 	} else {
 		// No goroutine per handle: the race is stepped by the shared
 		// poller, its timers and its lookups' answers (core.Pending).
-		var p *core.Pending
-		if p, err = co.dialer.ConnectAsync(c.host, c.port, c.asyncDone); err == nil {
-			cancel = func() { p.Cancel(context.Canceled) }
-		}
+		c.gone = make(chan struct{})
+		c.pending, err = co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
 	}
 	switch {
 	case isInputError(err):
@@ -80,15 +72,15 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 		// An outcome decided before any I/O (a static entry with no
 		// address of the wanted family), as Connect would report it.
 		startErr = err
-		c.cancel = func() {}
-	default:
-		c.cancel = cancel
+		c.race, c.pending = nil, nil
 	}
 	created.Add(1)
 	insert(c)
 	*out = C.hev2_conn(c.id)
 	// Only now may the callback fire: the caller has its id.
-	close(c.published)
+	if c.published != nil {
+		close(c.published)
+	}
 	if startErr != nil {
 		c.publish(nil, startErr)
 		if c.notifies() {
@@ -96,6 +88,16 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 		}
 	}
 	return C.HEV2_OK
+}
+
+// cancelRace ends the handle's race unless it is decided already.
+func (c *conn) cancelRace() {
+	switch {
+	case c.race != nil:
+		c.race.Cancel(context.Canceled)
+	case c.pending != nil:
+		c.pending.Cancel(context.Canceled)
+	}
 }
 
 // unknownHandle refuses an id that reaches no live handle.
@@ -256,10 +258,11 @@ func (c *conn) waitDriving(id C.hev2_conn, timeoutMS C.int) C.int {
 		deadline = time.Now().Add(time.Duration(timeoutMS) * time.Millisecond)
 	}
 	done := c.race.Wait(deadline)
-	select {
-	case <-c.gone:
+	c.mu.Lock()
+	released := c.released
+	c.mu.Unlock()
+	if released {
 		return refuse(statusHandle, "handle %d was released while waiting", uint64(id))
-	default:
 	}
 	if !done {
 		return C.HEV2_EAGAIN
@@ -347,7 +350,7 @@ func hev2go_cancel(id C.hev2_conn) (rc C.int) {
 	// Outside c.mu: a waiter-driven race with no driver is settled by
 	// this very call, and its outcome is published under c.mu.
 	if running {
-		c.cancel()
+		c.cancelRace()
 	}
 	return C.HEV2_OK
 }
@@ -364,7 +367,9 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 	}
 	c.mu.Lock()
 	c.released = true
-	close(c.gone)
+	if c.gone != nil {
+		close(c.gone)
+	}
 	running := !c.finished
 	if running {
 		c.canceled = true
@@ -377,7 +382,7 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 	}
 	c.mu.Unlock()
 	if running {
-		c.cancel() // outside c.mu, as in hev2go_cancel
+		c.cancelRace() // outside c.mu, as in hev2go_cancel
 	}
 	return C.HEV2_OK
 }

@@ -6,7 +6,6 @@ package main
 import "C"
 
 import (
-	"context"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -17,19 +16,25 @@ import (
 // conn is one handle. Its id is never reused (a 64-bit counter), so a stale
 // id can only miss the table, never reach a newer connection.
 type conn struct {
-	id     uint64
-	host   string
-	port   uint16
-	start  time.Time
-	opts   *connOptions
-	cancel context.CancelFunc
-	// race is a waiter-driven handle's race (HEV2_DRIVE_WAITER); nil when
-	// a library goroutine plays it (run).
-	race *core.Race
+	id    uint64
+	host  string
+	port  uint16
+	start time.Time
+	opts  connOptions
+	// race is a waiter-driven handle's race (HEV2_DRIVE_WAITER), pending
+	// a library-driven one's; both nil when the outcome was decided
+	// before any I/O.
+	race    *core.Race
+	pending *core.Pending
 
-	done      chan struct{} // closed once the outcome is known
-	gone      chan struct{} // closed by hev2_release
-	published chan struct{} // closed once hev2_connect has returned the id
+	done chan struct{} // closed once the outcome is known
+	// gone is closed by hev2_release; only a library-driven handle has
+	// one (its blocking wait selects on it). A waiter-driven handle's
+	// wait looks at released instead.
+	gone chan struct{}
+	// published is closed once hev2_connect has returned the id; only a
+	// handle with a callback or a job has one (notify waits on it).
+	published chan struct{}
 
 	mu       sync.Mutex
 	finished bool

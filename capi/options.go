@@ -37,6 +37,15 @@ type connOptions struct {
 // converted on its own so that a garbage struct is refused, not half-used.
 func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	co := &connOptions{}
+	if err := convertOptionsInto(o, co); err != nil {
+		return nil, err
+	}
+	return co, nil
+}
+
+// convertOptionsInto is convertOptions into the handle's own connOptions
+// (one allocation fewer per connect).
+func convertOptionsInto(o *C.hev2_options, co *connOptions) error {
 	d := &co.dialer
 	var err error
 	flag := func(name string, v C.int) bool {
@@ -59,7 +68,7 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	d.DisableHistory = !flag("history", o.history)
 	d.HistoryLifetime = millis(o.history_lifetime_ms)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch o.family {
 	case C.AF_UNSPEC:
@@ -69,38 +78,38 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	case C.AF_INET6:
 		d.Family = core.IPv6
 	default:
-		return nil, fail(statusOptions, "family %d is not AF_UNSPEC, AF_INET or AF_INET6", int(o.family))
+		return fail(statusOptions, "family %d is not AF_UNSPEC, AF_INET or AF_INET6", int(o.family))
 	}
 	if o.local_host != nil {
 		s := C.GoStringN(o.local_host, C.int(C.strnlen(o.local_host, 128)))
 		a, perr := cparse.LocalHost(s)
 		if perr != nil {
-			return nil, fail(statusOptions, "%s", perr)
+			return fail(statusOptions, "%s", perr)
 		}
 		d.LocalAddr = a
 	}
 	if p := o.local_port; C.int(uint16(p)) != p {
-		return nil, fail(statusOptions, "local_port %d is not a port number (0-65535)", int(p))
+		return fail(statusOptions, "local_port %d is not a port number (0-65535)", int(p))
 	}
 	d.LocalPort = uint16(o.local_port)
 	if o.static_hosts != nil {
 		hosts, herr := parseStaticHosts(cString(o.static_hosts, 1<<20))
 		if herr != nil {
-			return nil, herr
+			return herr
 		}
 		d.Hosts = hosts
 	}
 	var nameservers []netip.AddrPort
 	if o.nameservers != nil {
 		if nameservers, err = parseNameservers(cString(o.nameservers, 1<<16)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if d.Resolver, err = resolverFor(int(o.resolver), nameservers); err != nil {
-		return nil, err
+		return err
 	}
 	if o.job != 0 && C.hev2c_job_registered(o.job) == 0 {
-		return nil, fail(statusOptions, "job %d is not a registered job", int(o.job))
+		return fail(statusOptions, "job %d is not a registered job", int(o.job))
 	}
 	co.job = o.job
 	switch o.drive {
@@ -108,18 +117,18 @@ func convertOptions(o *C.hev2_options) (*connOptions, error) {
 	case C.HEV2_DRIVE_WAITER:
 		co.waiterDriven = true
 	default:
-		return nil, fail(statusOptions, "drive %d is not HEV2_DRIVE_LIBRARY (0) or HEV2_DRIVE_WAITER (1)", int(o.drive))
+		return fail(statusOptions, "drive %d is not HEV2_DRIVE_LIBRARY (0) or HEV2_DRIVE_WAITER (1)", int(o.drive))
 	}
 	switch o.nat64 {
 	case C.HEV2_NAT64_AUTO:
 	case C.HEV2_NAT64_OFF:
 		d.DisableNAT64 = true
 	default:
-		return nil, fail(statusOptions, "nat64 %d is not HEV2_NAT64_AUTO (0) or HEV2_NAT64_OFF (1)", int(o.nat64))
+		return fail(statusOptions, "nat64 %d is not HEV2_NAT64_AUTO (0) or HEV2_NAT64_OFF (1)", int(o.nat64))
 	}
 	co.doneFn = uintptr(C.hev2c_done_fn_of(o))
 	co.doneData = uintptr(C.hev2c_done_data_of(o))
-	return co, nil
+	return nil
 }
 
 // millis is a duration field in ms as a Duration (any C int fits).

@@ -82,8 +82,8 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 // params are what the drivers need of the Dialer besides the race's
 // configuration; on an IPv6-only host it also gives cfg this network's
 // NAT64 state (see nat64.go).
-func (d *Dialer) params(cfg *race.MachineConfig) *netio.Params {
-	p := &netio.Params{
+func (d *Dialer) params(cfg *race.MachineConfig) netio.Params {
+	p := netio.Params{
 		Resolver: d.resolver(),
 		Socket:   netio.SocketOptions{NoDelay: d.NoDelay, KeepAlive: d.KeepAlive, Blocking: d.BlockingFD},
 	}
@@ -91,7 +91,7 @@ func (d *Dialer) params(cfg *race.MachineConfig) *netio.Params {
 		p.Local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)
 	}
 	if !d.DisableNAT64 && resolve.NAT64Applies() {
-		d.attachNAT64(cfg, p)
+		d.attachNAT64(cfg, &p)
 	}
 	return p
 }

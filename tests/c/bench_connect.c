@@ -209,7 +209,8 @@ int main(int argc, char **argv)
 	waiter_no_history.history = 0;
 
 	int single = argc >= 4 && (!strcmp(argv[2], "plain") || !strcmp(argv[2], "library") ||
-	                           !strcmp(argv[2], "waiter") || !strcmp(argv[2], "onecall"));
+	                           !strcmp(argv[2], "waiter") || !strcmp(argv[2], "onecall") ||
+	                           !strcmp(argv[2], "nonblocking"));
 	if (single) {
 		host = argc >= 5 ? argv[4] : NULL;
 		int n = atoi(argv[3]);
@@ -219,6 +220,8 @@ int main(int argc, char **argv)
 			library_loop(n);
 		else if (!strcmp(argv[2], "waiter"))
 			waiter_loop(n);
+		else if (!strcmp(argv[2], "nonblocking"))
+			plain_nonblocking_loop(n);
 		else
 			one_call_loop(n);
 		return 0;

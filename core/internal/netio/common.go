@@ -31,10 +31,21 @@ func (c *sourceCache) sortRFC6724(addrs []netip.Addr, nat64 []netip.Prefix) []ne
 	}, nat64)
 }
 
+// raceRoom is what every driver embeds in its per-race object: the
+// machine, and room for the result with the attempts of a small race, so
+// that a connect costs one allocation for all three. The result handed out
+// points into it (and keeps it alive).
+type raceRoom struct {
+	machine  race.Machine
+	result   race.Result
+	attempts [2]race.AttemptInfo
+}
+
 // newResult is the account of a race won by attempt id with socket fd.
-func newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result {
-	attempts := m.Attempts()
-	return &race.Result{
+func (room *raceRoom) newResult(id, fd int, elapsed time.Duration) *race.Result {
+	m := &room.machine
+	attempts := m.AppendAttempts(room.attempts[:0])
+	room.result = race.Result{
 		FD:              fd,
 		Addr:            attempts[id].Addr,
 		Elapsed:         elapsed,
@@ -45,6 +56,7 @@ func newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result 
 		NAT64Prefixes:   m.NAT64Prefixes(),
 		History:         m.History(),
 	}
+	return &room.result
 }
 
 // awaitPrefix64 asks the network's NAT64 discovery for its outcome

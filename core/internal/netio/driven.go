@@ -28,10 +28,12 @@ import (
 // thread marks the race and wakes the driver, which closes them. When no
 // thread is driving, Cancel drives the cancellation itself.
 type Driven struct {
-	p     *Params
-	m     *race.Machine
-	host  string
-	start time.Time
+	raceRoom
+	params Params
+	p      *Params       // &params
+	m      *race.Machine // &machine
+	host   string
+	start  time.Time
 
 	// Shared with other threads (Cancel, lookup goroutines), under mu.
 	mu       sync.Mutex
@@ -61,6 +63,13 @@ type Driven struct {
 	res      *race.Result
 	err      error
 	onDone   func()
+
+	// Room for the slices above in a race of one or two attempts.
+	fdBuf      [2]int
+	pollFDBuf  [3]unix.PollFd
+	pollIDBuf  [3]int
+	pendingBuf [2]race.Event
+	batchBuf   [2]race.Event
 }
 
 // Start begins a race on the calling thread: its first actions (the first
@@ -68,10 +77,21 @@ type Driven struct {
 // takes their outcome at the first Drive. onDone, if not nil, is called
 // once on the thread that decides the race, after the outcome is
 // published; it must not block.
-func Start(cfg race.MachineConfig, p *Params, onDone func()) *Driven {
-	r := &Driven{p: p, host: cfg.Host, start: time.Now(), wakeFD: -1, timerAt: -1, onDone: onDone}
-	cfg.Sort = r.sources.sortRFC6724
-	r.m = race.NewMachine(cfg)
+func Start(cfg race.MachineConfig, p Params, onDone func()) *Driven {
+	r := &Driven{params: p, host: cfg.Host, start: time.Now(), wakeFD: -1, timerAt: -1, onDone: onDone}
+	r.p = &r.params
+	r.fds = r.fdBuf[:0]
+	r.pollFDs = r.pollFDBuf[:0]
+	r.pollIDs = r.pollIDBuf[:0]
+	r.pending = r.pendingBuf[:0]
+	r.batch = r.batchBuf[:0]
+	if len(cfg.Static) != 1 {
+		// Only several addresses are sorted (a method value costs an
+		// allocation).
+		cfg.Sort = r.sources.sortRFC6724
+	}
+	r.m = &r.machine
+	r.m.Init(cfg)
 	r.drive.Lock()
 	r.perform(r.m.Start(0))
 	r.drive.Unlock()
@@ -187,6 +207,12 @@ func (r *Driven) driveLocked(deadline time.Time) {
 		limit = deadline.Sub(r.start)
 	}
 	wake := -1
+	// Before taking a wake fd, one look at the attempt sockets without
+	// waiting: on a healthy network (loopback, LAN) the connect is done by
+	// now, and the race ends without the wake fd's bookkeeping. A zero
+	// timeout (deadline now) gets this look too: "what progress is
+	// possible without blocking".
+	looked := false
 	defer func() {
 		if wake >= 0 {
 			r.gai.Set(-1)
@@ -203,6 +229,12 @@ func (r *Driven) driveLocked(deadline time.Time) {
 				r.perform(r.m.Step(r.now()))
 			}
 			continue
+		}
+		if !looked {
+			looked = true
+			if r.pollNow() {
+				continue
+			}
 		}
 		if limit >= 0 && now >= limit {
 			return
@@ -288,6 +320,33 @@ func (r *Driven) poll(now, limit time.Duration, wake int) {
 	if err != nil || n == 0 {
 		return // EINTR or timeout: the loop looks at the clock again
 	}
+	r.takeReady(wake)
+}
+
+// pollNow looks at the attempt sockets without waiting (no wake fd) and
+// reports whether any was ready.
+func (r *Driven) pollNow() bool {
+	r.pollFDs = r.pollFDs[:0]
+	r.pollIDs = r.pollIDs[:0]
+	for id, fd := range r.fds {
+		if fd >= 0 {
+			r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT})
+			r.pollIDs = append(r.pollIDs, id)
+		}
+	}
+	if len(r.pollFDs) == 0 {
+		return false
+	}
+	if n, err := rawPollNow(r.pollFDs); err != nil || n == 0 {
+		return false
+	}
+	r.takeReady(-1)
+	return true
+}
+
+// takeReady turns what the last poll found into outcomes: a wake-up is
+// drained, a ready socket becomes its attempt's outcome.
+func (r *Driven) takeReady(wake int) {
 	for i, pfd := range r.pollFDs {
 		if pfd.Revents == 0 {
 			continue
@@ -300,7 +359,7 @@ func (r *Driven) poll(now, limit time.Duration, wake int) {
 			}
 			continue
 		}
-		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: connectResult(r.fds[id])})
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: readyResult(r.fds[id], pfd.Revents)})
 	}
 }
 
@@ -384,7 +443,7 @@ func (r *Driven) handOver(id int) (*race.Result, error) {
 		closeFD(fd)
 		return nil, err
 	}
-	return newResult(r.m, id, fd, r.now()), nil
+	return r.newResult(id, fd, r.now()), nil
 }
 
 // finish publishes the outcome; the machine has already asked for every

@@ -33,8 +33,8 @@ import (
 // idle time and interval p.Socket.KeepAlive when that is > 0. The race's
 // account (a Result whose FD is -1: the connection owns the socket) is
 // built only when account is true.
-func DialConn(ctx context.Context, cfg race.MachineConfig, p *Params, account bool) (*net.TCPConn, *race.Result, error) {
-	r := &netpollRace{p: *p, host: cfg.Host, start: time.Now(), timerAt: -1, account: account}
+func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account bool) (*net.TCPConn, *race.Result, error) {
+	r := &netpollRace{p: p, host: cfg.Host, start: time.Now(), timerAt: -1, account: account}
 	r.attempts = r.attemptsBuf[:0]
 	r.queued = r.queuedBuf[:0]
 	r.dialer.KeepAlive = 0 // Go's default: on, 15 s
@@ -55,13 +55,15 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p *Params, account bo
 		src := new(sourceCache)
 		cfg.Sort = src.sortRFC6724
 	}
-	r.m = race.NewMachine(cfg)
+	r.m = &r.machine
+	r.m.Init(cfg)
 	return r.run(ctx)
 }
 
 // netpollRace drives one Machine with net.Dialer attempts. Everything but
 // the lookups' and attempts' goroutines runs on the caller's goroutine.
 type netpollRace struct {
+	raceRoom
 	p      Params
 	m      *race.Machine
 	host   string
@@ -235,7 +237,7 @@ func (r *netpollRace) perform(ctx context.Context, acts []race.Action) (*net.TCP
 			w.conn = nil
 			var res *race.Result
 			if r.account {
-				res = newResult(r.m, a.Attempt, -1, r.now())
+				res = r.newResult(a.Attempt, -1, r.now())
 			}
 			return conn, res, nil, true
 		}

@@ -18,9 +18,11 @@ import (
 // A pending race therefore costs memory only (no goroutine stack), and a
 // connect's outcome reaches onDone without a hop between threads.
 type Evented struct {
+	raceRoom
+	params  Params
 	mu      sync.Mutex
-	p       *Params
-	m       *race.Machine
+	p       *Params       // &params
+	m       *race.Machine // &machine
 	host    string
 	start   time.Time
 	fds     []int    // per attempt; -1 once closed or handed over
@@ -40,10 +42,16 @@ type Evented struct {
 // that decided it (possibly inside StartEvented or Cancel), outside the
 // race's lock; it must not block for long, since that goroutine may be the
 // poller that serves every race.
-func StartEvented(cfg race.MachineConfig, p *Params, onDone func(*race.Result, error)) *Evented {
-	r := &Evented{p: p, host: cfg.Host, start: time.Now(), onDone: onDone}
-	cfg.Sort = r.sources.sortRFC6724
-	r.m = race.NewMachine(cfg)
+func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, error)) *Evented {
+	r := &Evented{params: p, host: cfg.Host, start: time.Now(), onDone: onDone}
+	r.p = &r.params
+	if len(cfg.Static) != 1 {
+		// Only several addresses are sorted (a method value costs an
+		// allocation).
+		cfg.Sort = r.sources.sortRFC6724
+	}
+	r.m = &r.machine
+	r.m.Init(cfg)
 	r.mu.Lock()
 	r.settle(r.m.Start(0))
 	return r
@@ -51,7 +59,7 @@ func StartEvented(cfg race.MachineConfig, p *Params, onDone func(*race.Result, e
 
 // Dial plays one race to its end and waits for it on the calling
 // goroutine; ctx cancels it.
-func Dial(ctx context.Context, cfg race.MachineConfig, p *Params) (*race.Result, error) {
+func Dial(ctx context.Context, cfg race.MachineConfig, p Params) (*race.Result, error) {
 	type outcome struct {
 		res *race.Result
 		err error
@@ -198,7 +206,7 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id})
 		return
 	}
-	token, err := sharedPoller.register(fd, func() { r.ready(id) })
+	token, err := sharedPoller.register(fd, func(events uint32) { r.ready(id, events) })
 	if err != nil {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
 		return
@@ -208,14 +216,14 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 
 // ready runs on the poller's goroutine: attempt id's connect has finished.
 // Its registration is one-shot and already gone from the poller.
-func (r *Evented) ready(id int) {
+func (r *Evented) ready(id int, events uint32) {
 	r.mu.Lock()
 	if r.done || r.fds[id] < 0 {
 		r.mu.Unlock()
 		return
 	}
 	r.tokens[id] = 0
-	r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: connectResult(r.fds[id])})
+	r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: readyResult(r.fds[id], int16(events))})
 	r.settle(nil)
 }
 
@@ -270,7 +278,7 @@ func (r *Evented) handOver(id int) (*race.Result, error) {
 		closeFD(fd)
 		return nil, err
 	}
-	return newResult(r.m, id, fd, r.now()), nil
+	return r.newResult(id, fd, r.now()), nil
 }
 
 // release drops whatever the decided race still holds; the machine has

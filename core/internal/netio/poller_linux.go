@@ -28,7 +28,7 @@ type poller struct {
 
 	mu      sync.Mutex
 	next    uint64
-	waiters map[uint64]func()
+	waiters map[uint64]func(events uint32)
 }
 
 var sharedPoller poller
@@ -49,15 +49,16 @@ func (p *poller) init() error {
 	if err != nil {
 		return err
 	}
-	p.epfd, p.waiters = epfd, make(map[uint64]func())
+	p.epfd, p.waiters = epfd, make(map[uint64]func(events uint32))
 	p.ready.Store(true)
 	go p.loop()
 	return nil
 }
 
 // register arranges for ready to be called (on the poller's goroutine) once
-// fd is writable or in error: a connect in progress has finished.
-func (p *poller) register(fd int, ready func()) (uint64, error) {
+// fd is writable or in error: a connect in progress has finished. ready
+// gets the epoll events (EPOLLOUT alone: connected, see readyResult).
+func (p *poller) register(fd int, ready func(events uint32)) (uint64, error) {
 	if err := p.init(); err != nil {
 		return 0, err
 	}
@@ -97,7 +98,7 @@ func (p *poller) loop() {
 			delete(p.waiters, token)
 			p.mu.Unlock()
 			if ready != nil {
-				ready()
+				ready(events[i].Events)
 			}
 		}
 		// Let the races just made runnable run on this P now, before this

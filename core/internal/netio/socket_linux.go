@@ -87,8 +87,18 @@ func bindLocal(fd, family int, local netip.AddrPort) error {
 	return nil
 }
 
-// connectResult reads the outcome of a connect that was reported ready.
-func connectResult(fd int) error { return rawSOError(fd) }
+// readyResult is the outcome of a connect that poll(2) or epoll reported
+// with revents (epoll's bits are poll's): writable and nothing else means
+// connected, without a getsockopt. A TCP socket is never writable while
+// its connect is in progress (tcp_poll reports nothing in SYN-SENT), and a
+// failed connect sets POLLERR (and POLLHUP once closed); only then is
+// SO_ERROR read.
+func readyResult(fd int, revents int16) error {
+	if revents == unix.POLLOUT {
+		return nil
+	}
+	return rawSOError(fd)
+}
 
 // closeFD closes a socket of the race.
 func closeFD(fd int) { rawClose(fd) }

@@ -55,6 +55,16 @@ type Machine struct {
 	nat *nat64State
 
 	acts []Action
+
+	// Room for a small race (one or two addresses, the common case) in the
+	// machine itself, so that the slices above need no allocation of their
+	// own: the drivers embed the machine in their own per-race object, and
+	// a connect then costs a few allocations instead of a dozen. A bigger
+	// race grows out of them as any slice does.
+	candBuf    [2]candidate
+	orderBuf   [2]int
+	attemptBuf [2]attemptState
+	actBuf     [4]Action
 }
 
 type lookupState struct {
@@ -78,7 +88,20 @@ const noTimer time.Duration = -1
 
 // NewMachine returns a race that has not started yet.
 func NewMachine(cfg MachineConfig) *Machine {
-	return &Machine{cfg: cfg, timerAt: noTimer}
+	m := new(Machine)
+	m.Init(cfg)
+	return m
+}
+
+// Init makes m a race that has not started yet, for a driver that embeds
+// the machine in its own per-race object. m must not be copied afterwards
+// (its slices start out in its own arrays).
+func (m *Machine) Init(cfg MachineConfig) {
+	*m = Machine{cfg: cfg, timerAt: noTimer}
+	m.cands = m.candBuf[:0]
+	m.order = m.orderBuf[:0]
+	m.attempts = m.attemptBuf[:0]
+	m.acts = m.actBuf[:0]
 }
 
 // Start begins the race at now: it asks for the lookups (AAAA first), or,
@@ -134,11 +157,16 @@ func (m *Machine) History() HistoryInput { return m.cfg.History }
 
 // Attempts returns what each attempt did, in the order they started.
 func (m *Machine) Attempts() []AttemptInfo {
-	out := make([]AttemptInfo, len(m.attempts))
+	return m.AppendAttempts(make([]AttemptInfo, 0, len(m.attempts)))
+}
+
+// AppendAttempts appends what each attempt did to dst (a driver's own
+// buffer, so that a result costs no allocation of its own).
+func (m *Machine) AppendAttempts(dst []AttemptInfo) []AttemptInfo {
 	for i := range m.attempts {
-		out[i] = m.attempts[i].info
+		dst = append(dst, m.attempts[i].info)
 	}
-	return out
+	return dst
 }
 
 func (m *Machine) apply(now time.Duration, ev *Event) {

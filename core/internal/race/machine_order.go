@@ -29,6 +29,12 @@ func (m *Machine) addAddrs(addrs, from []netip.Addr) {
 // interleave by family, both with addresses inside the NAT64 prefixes
 // counted as IPv4.
 func (m *Machine) reorder() {
+	if len(m.cands) == 1 {
+		// One address (an IP literal, a one-address name): nothing to
+		// sort or interleave.
+		m.order = append(m.order[:0], 0)
+		return
+	}
 	all := make([]netip.Addr, len(m.cands))
 	for i := range m.cands {
 		all[i] = m.cands[i].addr
