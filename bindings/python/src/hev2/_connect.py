@@ -183,8 +183,10 @@ def socket_from(w: Winner) -> socket.socket:
     try:
         if not w.family:
             # hev2_connect_wait hands over the fd alone: the kernel knows
-            # its family (one getsockopt).
-            return socket.socket(fileno=w.fd)
+            # its family (Python asks with the getsockname it makes anyway
+            # to check the fd; type and protocol given spare it two
+            # getsockopt calls).
+            return socket.socket(-1, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=w.fd)
         # Family, type and protocol given: Python asks the kernel nothing.
         return socket.socket(w.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=w.fd)
     except BaseException:
