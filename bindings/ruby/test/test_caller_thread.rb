@@ -19,9 +19,18 @@ class TestCallerThread < Minitest::Test
   # once. A library-driven handle would be done by then.
   module Spy
     class << self
-      attr_accessor :on, :calls, :pending_before_wait
+      attr_accessor :on, :calls, :pending_before_wait, :connects
     end
     self.calls = 0
+    self.connects = []
+
+    # NoGVL.connect: what each call returned (an fd when the race was
+    # decided inside that one call, on this thread).
+    def connect(*args)
+      r = super
+      Spy.connects << r if Spy.on
+      r
+    end
 
     # (Only during this class's tests: other tests' connects pass through.)
     def wait(address, conn)
@@ -44,6 +53,7 @@ class TestCallerThread < Minitest::Test
       skip "the C extension is not built (make ruby-ext)"
     end
     Spy.calls = 0
+    Spy.connects = []
     Spy.pending_before_wait = nil
     Spy.on = true
     Hev2::Connector.caller_thread = true
@@ -62,11 +72,28 @@ class TestCallerThread < Minitest::Test
     assert_equal Hev2::Layout::OPTIONS_SIZE, options[0, 8].unpack1("Q")
   end
 
-  def test_a_plain_connect_is_driven_by_the_waiting_thread
+  # A healthy connect once the library is started is one call,
+  # NoGVL.connect (hev2_connect_wait with a zero timeout and the GVL held):
+  # the race is played and won inside it, on this thread; no wait follows.
+  def test_a_plain_connect_is_one_call_on_the_calling_thread
+    Hev2.init
     closing(Loopback.listener("127.0.0.1")) do |srv|
       peer = Hev2.tcp("127.0.0.1", Loopback.port_of(srv)) { |s| s.remote_address.ip_address }
       assert_equal "127.0.0.1", peer
-      assert_equal 1, Spy.calls
+      assert_equal 1, Spy.connects.size
+      assert_operator Spy.connects.first, :>=, 0, "NoGVL.connect returned a status, not the winner's fd"
+      assert_equal 0, Spy.calls
+    end
+  end
+
+  # A race that its first look does not decide (SYNs dropped) goes on in
+  # NoGVL.wait: the handle NoGVL.connect left was not driven meanwhile.
+  def test_an_undecided_race_goes_on_in_the_wait
+    Hev2.init
+    with_blackhole do |port|
+      assert_raises(Errno::ETIMEDOUT) { Hev2.tcp("127.0.0.1", port, connect_timeout: 0.2) }
+      assert_equal [Hev2::Native::EAGAIN], Spy.connects
+      assert_operator Spy.calls, :>=, 1
       assert_equal Hev2::Native::EAGAIN, Spy.pending_before_wait
     end
   end

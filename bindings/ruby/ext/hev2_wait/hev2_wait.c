@@ -6,8 +6,12 @@
  * against nothing but Ruby, and always calls the very library the gem loaded
  * (HEV2_LIBRARY, the vendored copy or the system one).
  *
- * Fiddle cannot give a blocking call an unblocking function; this is all
- * the extension adds. rb_thread_call_without_gvl releases the GVL around
+ * It also offers hev2_connect_wait with a zero timeout as one call with the
+ * GVL held (Hev2::NoGVL.connect, below): the healthy connect's whole cost
+ * is then one call into the library, not four Fiddle calls.
+ *
+ * Fiddle cannot give a blocking call an unblocking function; that is what
+ * the extension adds for the wait. rb_thread_call_without_gvl releases the GVL around
  * the wait (other threads run; the race of a HEV2_DRIVE_WAITER handle is
  * played on this thread).
  *
@@ -27,11 +31,13 @@
 #include <ruby.h>
 #include <ruby/thread.h>
 #include <stdint.h>
+#include <string.h>
 
 /* hev2_wait (include/hev2.h) as a function pointer type: hev2_conn is a
  * uint64_t. */
 typedef int (*wait_fn)(uint64_t conn, int timeout_ms);
 
+#define HEV2_OK 0
 #define HEV2_EAGAIN (-6)
 /* The longest an interrupt waits for the slice in progress to end. */
 #define SLICE_MS 5
@@ -86,10 +92,54 @@ static VALUE nogvl_wait(VALUE self, VALUE wait_address, VALUE conn)
 	return INT2FIX(c.rc);
 }
 
+/* hev2_connect_wait (include/hev2.h) as a function pointer type. */
+typedef int (*connect_wait_fn)(const char *host, const char *port, const void *o, int timeout_ms,
+                               uint64_t *out, int *fd);
+
+/* The longest host copied here; a longer one (which the library refuses
+ * anyway) takes the general path, which reports it. */
+#define HOST_ROOM 1024
+
+/* Hev2::NoGVL.connect(connect_wait_address, host, port_address,
+ *                     options_address, out_address) -> Integer or nil
+ *
+ * hev2_connect_wait(host, port, options, 0, out, &fd) with the GVL held:
+ * the race's first actions (a non-blocking connect, or lookups started on
+ * their own threads) and one look at its sockets; nothing in it blocks. On
+ * a healthy network a loopback or LAN connect is decided by then, and this
+ * one call replaces hev2_connect, the wait, hev2_result and hev2_release.
+ * Returns the connected fd (>= 0; the library released the handle), or
+ * hev2_connect_wait's status (< 0: HEV2_EAGAIN, the handle at out_address
+ * still runs; an outcome code, the handle there is done; anything else, a
+ * refusal and no handle), or nil when host does not fit a C string here
+ * (the caller takes the general path, which explains). */
+static VALUE nogvl_connect(VALUE self, VALUE fn_address, VALUE host, VALUE port_address, VALUE options,
+                           VALUE out_address)
+{
+	char h[HOST_ROOM + 1];
+	uintptr_t fn = (uintptr_t)NUM2ULL(fn_address);
+	uint64_t *out = (uint64_t *)(uintptr_t)NUM2ULL(out_address);
+	const char *port = (const char *)(uintptr_t)NUM2ULL(port_address);
+	const void *o = (const void *)(uintptr_t)NUM2ULL(options);
+	int fd = -1;
+	(void)self;
+	if (fn == 0 || out == NULL || port == NULL)
+		rb_raise(rb_eArgError, "Hev2::NoGVL.connect: a NULL address");
+	StringValue(host);
+	long n = RSTRING_LEN(host);
+	if (n > HOST_ROOM || memchr(RSTRING_PTR(host), 0, (size_t)n))
+		return Qnil;
+	memcpy(h, RSTRING_PTR(host), (size_t)n);
+	h[n] = 0;
+	int rc = ((connect_wait_fn)fn)(h, port, o, 0, out, &fd);
+	return INT2FIX(rc == HEV2_OK ? fd : rc);
+}
+
 void Init_hev2_wait(void)
 {
 	VALUE hev2 = rb_define_module("Hev2");
 	VALUE nogvl = rb_define_module_under(hev2, "NoGVL");
 	rb_define_const(nogvl, "SLICE_MS", INT2FIX(SLICE_MS));
 	rb_define_singleton_method(nogvl, "wait", nogvl_wait, 2);
+	rb_define_singleton_method(nogvl, "connect", nogvl_connect, 5);
 }

@@ -100,10 +100,32 @@ module Hev2
         elsif waiter
           options = WAITER_OPTIONS
         end
-        rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
-                          options, s.address + Scratch::OUT)
-        keep&.clear # only now may the strings go: the library has copied them
-        raise call_error(rc, host, port) unless rc == N::OK
+        if waiter && Connector.started && !(req && (req.trace || req.trace_files || req.report))
+          # One call with the GVL held (see NoGVL.connect): a healthy
+          # connect is decided inside it. A race still running, or one
+          # that failed, is left as a handle for the path below.
+          r = NoGVL.connect(CONNECT_WAIT_ADDRESS, host, s.port_string(port), options, s.address + Scratch::OUT)
+          if r
+            keep&.clear
+            if r >= 0
+              sock = wrap(r, klass)
+              if Thread.pending_interrupt? # see below
+                sock.close
+                sock = nil
+              end
+              return sock
+            end
+            raise call_error(r, host, port) if s.u64(Scratch::OUT).zero?
+          end
+        end
+        unless r
+          rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
+                            options, s.address + Scratch::OUT)
+          keep&.clear # only now may the strings go: the library has copied them
+          raise call_error(rc, host, port) unless rc == N::OK
+
+          Connector.started = true
+        end
 
         conn = s.u64(Scratch::OUT)
         begin
@@ -133,9 +155,18 @@ module Hev2
       Scratch.release(s) if s
     end
 
+    CONNECT_WAIT_ADDRESS = F[:hev2_connect_wait].to_i if NoGVL.available?
+
     @quick_wait_ms = 1
     @caller_thread = NoGVL.available?
+    @started = false
     class << self
+      # true once a connect (or Hev2.init) went through the library with
+      # the GVL released: the first call may wait for the Go runtime to
+      # start, which must not hold the GVL; later ones take the one-call
+      # path (NoGVL.connect) that holds it for a few microseconds.
+      attr_accessor :started
+
       # hev2_wait's first, short wait in ms (0: none; see #wait). A knob
       # for benchmarks and for hosts that want no delay at all on interrupts.
       attr_accessor :quick_wait_ms
@@ -221,17 +252,7 @@ module Hev2
       Events.replay(conn, s, s.i32(base + L::RESULT[:n_events]), trace) if trace
       case status
       when N::OK
-        fd = s.i32(base + L::RESULT[:fd])
-        begin
-          klass.for_fd(fd)
-        rescue Exception # the fd is ours now: never leak it, whatever went wrong
-          begin
-            IO.for_fd(fd).close
-          rescue SystemCallError
-            nil
-          end
-          raise
-        end
+        wrap(s.i32(base + L::RESULT[:fd]), klass)
       when N::ECONNECT
         errno = s.i32(base + L::RESULT[:error])
         raise Errors.connection(errno.zero? ? Errno::ECONNREFUSED::Errno : errno, host, port, N.errmsg(conn))
@@ -244,6 +265,19 @@ module Hev2
       else
         raise Error.new("connect to #{Errors.target(host, port)}: #{N.errmsg(conn)}", status)
       end
+    end
+
+    # The winner's fd as a klass (Socket, TCPSocket); the fd is ours now:
+    # never leaked, whatever goes wrong.
+    def wrap(fd, klass)
+      klass.for_fd(fd)
+    rescue Exception # rubocop:disable Lint/RescueException -- re-raised at once
+      begin
+        IO.for_fd(fd).close
+      rescue SystemCallError
+        nil
+      end
+      raise
     end
 
     # The last family's resolution error (the library puts the code that

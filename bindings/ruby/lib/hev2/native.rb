@@ -44,6 +44,7 @@ module Hev2
       hev2_options_init_size: [[U, Fiddle::TYPE_SIZE_T], I],
       hev2_connect_len: [[U, Fiddle::TYPE_SIZE_T, U, U, U], I],
       hev2_wait: [[U, I], I],
+      hev2_connect_wait: [[U, U, U, I, U, U], I], # 1.2 (its address, for Hev2::NoGVL.connect)
       hev2_fd: [[U], I],
       hev2_cancel: [[U], I],
       hev2_result: [[U, U], I],

@@ -5,6 +5,11 @@ module Hev2
   # installed; `make ruby-ext` in the source tree) if it is there:
   #
   #   Hev2::NoGVL.wait(wait_address, conn) -> hev2_wait status
+  #   Hev2::NoGVL.connect(connect_wait_address, host, port_address,
+  #                       options_address, out_address) -> fd, status or nil
+  #
+  # connect is hev2_connect_wait with a zero timeout and the GVL held (a
+  # healthy connect in one call; see ext/hev2_wait/hev2_wait.c).
   #
   # runs hev2_wait without the GVL, in slices of SLICE_MS, with an unblocking
   # function that ends the wait after the slice in progress (returning
