@@ -74,6 +74,29 @@ begin
     printf("  ratio Hev2.tcp / %s: time %.2fx (rounds %.2f..%.2f)\n", other,
            *Measure.ratio(results, :"Hev2.tcp(\"127.0.0.1\")", other))
   end
+
+  # Four threads connecting at once (the GVL shared): throughput of each,
+  # interleaved rounds, the ratio TCPSocket.new's time / Hev2.tcp's time
+  # per round (above 1: Hev2.tcp moves more connections per second).
+  threads = 4
+  per_thread = 100
+  in_threads = lambda do |blk|
+    t = Measure.now
+    Array.new(threads) { Thread.new { per_thread.times { blk.call } } }.each(&:join)
+    (Measure.now - t) / (threads * per_thread)
+  end
+  hev2_tcp = -> { Hev2.tcp("127.0.0.1", port, &:close) }
+  tcpsocket = -> { TCPSocket.new("127.0.0.1", port).close }
+  2.times { in_threads.call(hev2_tcp) && in_threads.call(tcpsocket) }
+  ratios = Array.new(9) do |round|
+    a, b = round.even? ? [in_threads.call(hev2_tcp), in_threads.call(tcpsocket)] : [in_threads.call(tcpsocket), in_threads.call(hev2_tcp)].reverse
+    [b / a, a, b]
+  end.sort_by(&:first)
+  med = ratios[ratios.size / 2]
+  printf("loopback, IP literal, %d threads at once (9 interleaved rounds x %d connects each)\n", threads, per_thread)
+  printf("  Hev2.tcp %.1f us/connection, TCPSocket.new %.1f us/connection (median round)\n", med[1] * 1e6, med[2] * 1e6)
+  printf("  throughput Hev2.tcp / TCPSocket.new: %.2fx (per-round median; rounds %.2f..%.2f)\n",
+         med[0], ratios.first[0], ratios.last[0])
 ensure
   Process.kill(:TERM, server)
   Process.wait(server)

@@ -106,7 +106,7 @@ module Hev2
       rc = Native::F[:hev2_init].call
       raise Connector.call_error(rc, nil, 0) unless rc == Native::OK
 
-      Connector.started = true
+      true
     end
 
     # Connects and wraps the winner in klass (::Socket, or ::TCPSocket for

@@ -73,7 +73,7 @@ class TestCallerThread < Minitest::Test
   end
 
   # A healthy connect once the library is started is one call,
-  # NoGVL.connect (hev2_connect_wait with a zero timeout and the GVL held):
+  # NoGVL.connect (hev2_connect_wait with a zero timeout, without the GVL):
   # the race is played and won inside it, on this thread; no wait follows.
   def test_a_plain_connect_is_one_call_on_the_calling_thread
     Hev2.init

@@ -100,8 +100,8 @@ module Hev2
         elsif waiter
           options = WAITER_OPTIONS
         end
-        if waiter && Connector.started && !(req && (req.trace || req.trace_files || req.report))
-          # One call with the GVL held (see NoGVL.connect): a healthy
+        if waiter && !(req && (req.trace || req.trace_files || req.report))
+          # One call without the GVL (see NoGVL.connect): a healthy
           # connect is decided inside it. A race still running, or one
           # that failed, is left as a handle for the path below.
           r = NoGVL.connect(CONNECT_WAIT_ADDRESS, host, s.port_string(port), options, s.address + Scratch::OUT)
@@ -123,8 +123,6 @@ module Hev2
                             options, s.address + Scratch::OUT)
           keep&.clear # only now may the strings go: the library has copied them
           raise call_error(rc, host, port) unless rc == N::OK
-
-          Connector.started = true
         end
 
         conn = s.u64(Scratch::OUT)
@@ -159,13 +157,7 @@ module Hev2
 
     @quick_wait_ms = 1
     @caller_thread = NoGVL.available?
-    @started = false
     class << self
-      # true once a connect (or Hev2.init) went through the library with
-      # the GVL released: the first call may wait for the Go runtime to
-      # start, which must not hold the GVL; later ones take the one-call
-      # path (NoGVL.connect) that holds it for a few microseconds.
-      attr_accessor :started
 
       # hev2_wait's first, short wait in ms (0: none; see #wait). A knob
       # for benchmarks and for hosts that want no delay at all on interrupts.

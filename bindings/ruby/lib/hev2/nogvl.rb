@@ -8,7 +8,7 @@ module Hev2
   #   Hev2::NoGVL.connect(connect_wait_address, host, port_address,
   #                       options_address, out_address) -> fd, status or nil
   #
-  # connect is hev2_connect_wait with a zero timeout and the GVL held (a
+  # connect is hev2_connect_wait with a zero timeout, without the GVL (a
   # healthy connect in one call; see ext/hev2_wait/hev2_wait.c).
   #
   # runs hev2_wait without the GVL, in slices of SLICE_MS, with an unblocking
