@@ -44,4 +44,5 @@ else
 	echo "  (hosts-file row skipped: needs root for a private mount namespace)"
 fi
 "$b/tests/c/bench_dlopen" "$b/libhev2.so"
-"$b/tests/c/bench_pending" 10000
+"$b/tests/c/bench_pending" 10000 library
+"$b/tests/c/bench_pending" 10000 waiter | grep -v warm-up
