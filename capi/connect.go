@@ -223,6 +223,11 @@ func (c *conn) wait(id C.hev2_conn, timeoutMS C.int) C.int {
 	if c.race != nil {
 		return c.waitDriving(id, timeoutMS)
 	}
+	if c.pending != nil {
+		// Before blocking: a connect that finished while hev2_connect
+		// returned is decided on this thread (core.Pending.Look).
+		c.pending.Look()
+	}
 	var expired <-chan time.Time
 	switch {
 	case timeoutMS == 0:

@@ -71,3 +71,11 @@ func (d *Dialer) ConnectAsync(host string, port uint16, onDone func(*Result, err
 // Cancel ends the race with cause unless it is decided already; any
 // goroutine, any moment, idempotent.
 func (p *Pending) Cancel(cause error) { p.r.Cancel(cause) }
+
+// Look gives the race one look at its sockets without waiting, on the
+// calling goroutine, and steps it with what is ready; it reports whether
+// the race is decided (onDone has then been called, possibly inside this
+// call). A caller about to wait for the outcome calls it first: a loopback
+// or LAN connect is done by the time connect(2) returns, and is decided
+// here instead of by the shared poller, two thread hand-offs later.
+func (p *Pending) Look() bool { return p.r.Look() }

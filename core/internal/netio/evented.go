@@ -6,6 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hev2/hev2/core/internal/race"
 	"github.com/hev2/hev2/core/internal/resolve"
 )
@@ -66,6 +68,7 @@ func Dial(ctx context.Context, cfg race.MachineConfig, p Params) (*race.Result, 
 	}
 	ch := make(chan outcome, 1)
 	r := StartEvented(cfg, p, func(res *race.Result, err error) { ch <- outcome{res, err} })
+	r.Look()
 	select {
 	case o := <-ch:
 		return o.res, o.err
@@ -74,6 +77,54 @@ func Dial(ctx context.Context, cfg race.MachineConfig, p Params) (*race.Result, 
 		o := <-ch // decided by now: Cancel steps the race itself
 		return o.res, o.err
 	}
+}
+
+// Look gives the race one look at its attempt sockets without waiting,
+// on the calling goroutine, and steps it with what is ready; it reports
+// whether the race is decided (onDone has then been called, possibly by
+// this call). A waiter about to block calls it first: a loopback or LAN
+// connect is done by the time connect(2) returns, and the race is then
+// decided here instead of through the shared poller's goroutine and two
+// hand-offs between threads. What Look takes, the poller never reports:
+// the socket's registration is dropped first.
+func (r *Evented) Look() bool {
+	r.mu.Lock()
+	if r.done {
+		r.mu.Unlock()
+		return true
+	}
+	var fds [4]unix.PollFd
+	var ids [4]int
+	n := 0
+	for id, fd := range r.fds {
+		if fd >= 0 && r.tokens[id] != 0 && n < len(fds) {
+			fds[n] = unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT}
+			ids[n] = id
+			n++
+		}
+	}
+	if n == 0 {
+		r.mu.Unlock()
+		return false
+	}
+	if k, err := rawPollNow(fds[:n]); err != nil || k == 0 {
+		r.mu.Unlock()
+		return false
+	}
+	for i, pfd := range fds[:n] {
+		if pfd.Revents == 0 {
+			continue
+		}
+		id := ids[i]
+		sharedPoller.forget(r.tokens[id])
+		r.tokens[id] = 0
+		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: readyResult(r.fds[id], pfd.Revents)})
+	}
+	r.settle(nil)
+	r.mu.Lock()
+	done := r.done
+	r.mu.Unlock()
+	return done
 }
 
 // Cancel ends the race with cause unless it is decided already.
@@ -218,7 +269,9 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 // Its registration is one-shot and already gone from the poller.
 func (r *Evented) ready(id int, events uint32) {
 	r.mu.Lock()
-	if r.done || r.fds[id] < 0 {
+	if r.done || r.fds[id] < 0 || r.tokens[id] == 0 {
+		// Decided, closed, or taken by Look while this event was on
+		// its way.
 		r.mu.Unlock()
 		return
 	}
