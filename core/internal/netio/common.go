@@ -31,19 +31,27 @@ func (c *sourceCache) sortRFC6724(addrs []netip.Addr, nat64 []netip.Prefix) []ne
 	}, nat64)
 }
 
-// raceRoom is what every driver embeds in its per-race object: the
-// machine, and room for the result with the attempts of a small race, so
-// that a connect costs one allocation for all three. The result handed out
-// points into it (and keeps it alive).
+// raceRoom is what the fd drivers (Driven, Evented) embed in their
+// per-race object: the machine, and room for the result, so that a connect
+// costs one allocation for all three.
 type raceRoom struct {
-	machine  race.Machine
+	machine race.Machine
+	resultRoom
+}
+
+func (room *raceRoom) newResult(id, fd int, elapsed time.Duration) *race.Result {
+	return room.resultRoom.newResult(&room.machine, id, fd, elapsed)
+}
+
+// resultRoom is room for a race's result with the attempts of a small
+// race. The result handed out points into it (and keeps it alive).
+type resultRoom struct {
 	result   race.Result
 	attempts [2]race.AttemptInfo
 }
 
 // newResult is the account of a race won by attempt id with socket fd.
-func (room *raceRoom) newResult(id, fd int, elapsed time.Duration) *race.Result {
-	m := &room.machine
+func (room *resultRoom) newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result {
 	attempts := m.AppendAttempts(room.attempts[:0])
 	room.result = race.Result{
 		FD:              fd,

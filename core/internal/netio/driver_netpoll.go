@@ -63,12 +63,14 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account boo
 // netpollRace drives one Machine with net.Dialer attempts. Everything but
 // the lookups' and attempts' goroutines runs on the caller's goroutine.
 type netpollRace struct {
-	raceRoom
-	p      Params
-	m      *race.Machine
-	host   string
-	start  time.Time
-	dialer net.Dialer // shared by the race's attempts (read only)
+	// The machine lives in the race; its result is made only when asked
+	// for (account): DialContext does not carry one.
+	machine race.Machine
+	p       Params
+	m       *race.Machine
+	host    string
+	start   time.Time
+	dialer  net.Dialer // shared by the race's attempts (read only)
 
 	lookups   [2]context.CancelFunc
 	lookupOut [2]bool // a lookup whose answer the race still waits for
@@ -237,7 +239,7 @@ func (r *netpollRace) perform(ctx context.Context, acts []race.Action) (*net.TCP
 			w.conn = nil
 			var res *race.Result
 			if r.account {
-				res = r.newResult(a.Attempt, -1, r.now())
+				res = new(resultRoom).newResult(r.m, a.Attempt, -1, r.now())
 			}
 			return conn, res, nil, true
 		}
