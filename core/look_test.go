@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/core/internal/netio"
 )
 
 // Pending.Look decides on the caller's goroutine what the shared poller
@@ -17,8 +19,14 @@ import (
 // the poller serves them too: every race ends exactly once, with a
 // working connection (or the refusal of the closed port), and nothing is
 // left behind.
+//
+// A loopback connect is normally settled as it starts (netio's look at a
+// loopback connect), before Look or the poller see it: that is turned off
+// here, so that the attempts are registered with the poller as any
+// other destination's are.
 func TestLookRacesThePollerWithoutDoubleDelivery(t *testing.T) {
 	checkLeaks(t)
+	defer netio.SetLoopbackLook(netio.SetLoopbackLook(false))
 	ln := echoListener(t, "127.0.0.1:0")
 	port := uint16(portOf(ln))
 	refused := closedPort(t)
@@ -97,4 +105,38 @@ func closedPort(t *testing.T) uint16 {
 	p := uint16(portOf(ln))
 	ln.Close()
 	return p
+}
+
+// A loopback connect is settled as it starts: ConnectAsync returns with
+// the race decided (onDone already called, on this goroutine), without the
+// shared poller; a refusal likewise.
+func TestLoopbackConnectIsSettledAsItStarts(t *testing.T) {
+	checkLeaks(t)
+	ln := echoListener(t, "127.0.0.1:0")
+	d := &Dialer{DisableHistory: true}
+	for _, tc := range []struct {
+		port    uint16
+		refused bool
+	}{{uint16(portOf(ln)), false}, {closedPort(t), true}} {
+		var calls int
+		var res *Result
+		var err error
+		if _, serr := d.ConnectAsync("127.0.0.1", tc.port, func(r *Result, e error) { calls, res, err = calls+1, r, e }); serr != nil {
+			t.Fatal(serr)
+		}
+		if calls != 1 {
+			t.Fatalf("port %d: onDone called %d times by the time ConnectAsync returned", tc.port, calls)
+		}
+		if tc.refused {
+			if !errors.Is(err, syscall.ECONNREFUSED) {
+				t.Fatalf("closed port: %v", err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		roundTrip(t, res.FD)
+		unix.Close(res.FD)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -257,6 +258,19 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id})
 		return
 	}
+	if addr.Addr().IsLoopback() && !noLoopbackLook.Load() {
+		// A loopback connect is decided inside connect(2) (the whole
+		// handshake, or the refusal, runs in the kernel before it
+		// returns): one look now settles it without registering with
+		// the poller, whose thread would otherwise wake for it and
+		// hand the race over. Other destinations are not looked at:
+		// their answer is a round trip away.
+		pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+		if n, err := rawPollNow(pfd[:]); err == nil && n > 0 {
+			r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: readyResult(fd, pfd[0].Revents)})
+			return
+		}
+	}
 	token, err := sharedPoller.register(fd, func(events uint32) { r.ready(id, events) })
 	if err != nil {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
@@ -264,6 +278,15 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 	}
 	r.tokens[id] = token
 }
+
+// noLoopbackLook turns the look at a loopback connect off (tests: the
+// poller's path, with loopback listeners).
+var noLoopbackLook atomic.Bool
+
+// SetLoopbackLook turns the look at a loopback connect in startAttempt on
+// (the default) or off, and returns what it was. For tests that need the
+// shared poller to see loopback connects.
+func SetLoopbackLook(on bool) bool { return !noLoopbackLook.Swap(!on) }
 
 // ready runs on the poller's goroutine: attempt id's connect has finished.
 // Its registration is one-shot and already gone from the poller.
