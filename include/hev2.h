@@ -204,8 +204,13 @@
  * ---------------------------------------------------------------------------
  *
  * By default a handle's race runs on a library thread from hev2_connect on,
- * and a blocking caller pays for the hand-offs between threads (on a healthy
- * loopback connect, several times the cost of the connect itself). A handle
+ * and a blocking caller may pay for hand-offs between threads. Two things
+ * keep them off the healthy path: a connect to a loopback address (which
+ * the kernel completes or refuses inside connect(2)) is settled inside
+ * hev2_connect, and hev2_wait first looks at the race's sockets without
+ * waiting, on the calling thread, before it blocks (a LAN connect done by
+ * then is decided there). Otherwise the race is stepped by a library thread
+ * as the answers come. A handle
  * made with drive = HEV2_DRIVE_WAITER is instead played by the thread that
  * waits for it, inside hev2_wait, with poll(2) over the race's own sockets:
  * no library thread is involved on the healthy path, and a connect costs
@@ -682,7 +687,10 @@ int hev2_options_init_size(hev2_options *o, size_t size);
 #define hev2_options_init(o) hev2_options_init_size((o), sizeof *(o))
 
 /* Starts connecting to host:port and returns at once with *out set to a new
- * handle; nothing is resolved or connected on the calling thread. host: a
+ * handle; nothing blocks on the calling thread (lookups run on library
+ * threads, connects are non-blocking; a loopback connect, which the kernel
+ * settles inside connect(2), may decide the race before the call returns:
+ * its callback still fires on a library thread, after *out is set). host: a
  * name, or an IPv4/IPv6 literal (brackets allowed). port: decimal 1..65535
  * or a service name from /etc/services. o: NULL for the defaults.
  * On error *out is set to 0 and no callback or job will fire. */
