@@ -87,29 +87,31 @@ def asyncio_method(connect):
 
 
 def abi_floor(port):
-    """What create_connection cannot go below: the bare ctypes calls of one
-    waiter-driven connect (hev2_connect_len, hev2_wait, hev2_result,
-    hev2_release) and the socket object, with no argument checks and no
-    Python objects of hev2's. The gap to socket.create_connection is the
-    library's; the gap from here to hev2.create_connection is Python's."""
-    from hev2 import _abi, _handle
+    """What create_connection cannot go below: the bare ctypes call of one
+    connect on the calling thread (hev2_connect_wait: the healthy path is
+    this one call; a slower race goes on with hev2_wait) and the socket
+    object, with no argument checks and no Python objects of hev2's. The
+    gap to socket.create_connection is the library's and ctypes'; the gap
+    from here to hev2.create_connection is the package's."""
+    from hev2 import _abi
 
     lib = _abi.api()
-    options = _handle.waiter_default_options()
     host, service = HOST.encode(), str(port).encode()
-    r = _abi.ResultInfo()
-    r.size = _abi.ctypes.sizeof(r)
-    result = _abi.ctypes.byref(r)
     out = _abi.hev2_conn(0)
-    out_ref = _abi.ctypes.byref(out)
+    fd = _abi.ctypes.c_int(-1)
+    out_ref, fd_ref = _abi.ctypes.byref(out), _abi.ctypes.byref(fd)
 
     def connect(port):
-        lib.hev2_connect_len(host, len(host), service, options, out_ref)
-        while lib.hev2_wait(out.value, 50) == _abi.EAGAIN:
-            pass
-        lib.hev2_result(out.value, result)
-        lib.hev2_release(out.value)
-        s = socket.socket(r.family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=r.fd)
+        rc = lib.hev2_connect_wait(host, service, None, 50, out_ref, fd_ref)
+        while rc == _abi.EAGAIN:
+            rc = lib.hev2_wait(out.value, 50)
+        if out.value:  # not won within the first call: the handle's fd
+            r = _abi.ResultInfo()
+            r.size = _abi.ctypes.sizeof(r)
+            lib.hev2_result(out.value, _abi.ctypes.byref(r))
+            lib.hev2_release(out.value)
+            fd.value = r.fd
+        s = socket.socket(-1, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=fd.value)
         s.settimeout(None)
         return s
 
