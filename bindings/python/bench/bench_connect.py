@@ -86,6 +86,20 @@ def asyncio_method(connect):
     return run
 
 
+def time_wait() -> str:
+    """The kernel's count of TCP sockets in TIME_WAIT (/proc/net/sockstat):
+    tens of thousands of them on loopback make every connect dearer."""
+    try:
+        with open("/proc/net/sockstat") as f:
+            for line in f:
+                if line.startswith("TCP:"):
+                    fields = line.split()
+                    return fields[fields.index("tw") + 1]
+    except (OSError, ValueError):
+        pass
+    return "?"
+
+
 def abi_floor(port):
     """What create_connection cannot go below: the bare ctypes call of one
     connect on the calling thread (hev2_connect_wait: the healthy path is
@@ -243,7 +257,10 @@ def print_table(samples: dict[str, list[float]]) -> None:
     base_mean = statistics.mean(samples["socket.create_connection"])
     base_median = statistics.median(samples["socket.create_connection"])
     print(f"loopback {HOST}, {ROUNDS} rounds x {PER_ROUND} connections per method, one at a time")
-    print(f"python {sys.version.split()[0]}, libhev2 {hev2.library_version()}, load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"python {sys.version.split()[0]}, libhev2 {hev2.library_version()}, load average {os.getloadavg()[0]:.2f}, "
+        f"TIME_WAIT sockets {time_wait()}"
+    )
     print(f"{'method':42} {'mean µs':>9} {'median µs':>10} {'p90 µs':>8} {'mean ratio':>11} {'median ratio':>13}")
     for name, times in samples.items():
         times.sort()
