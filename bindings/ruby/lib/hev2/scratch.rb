@@ -52,6 +52,7 @@ module Hev2
     def initialize
       @bytes = "\0".b * BYTES
       @address = Fiddle::Pointer[@bytes].to_i
+      @port_written = nil
       put_u64(RESULT + Layout::RESULT[:size], Layout::RESULT_SIZE)
       put_u64(ATTEMPT + Layout::ATTEMPT[:size], Layout::ATTEMPT_SIZE)
       put_u64(EVENT + Layout::EVENT[:size], Layout::EVENT_SIZE)
@@ -96,6 +97,12 @@ module Hev2
     # returns its address. Any Integer: whether it is a port is the
     # library's rule (one beyond PORT_MAX digits is cut, and still refused).
     def port_string(port)
+      # The same port as last time (a client connects to a few ports
+      # again and again): the string is there already. Only this method
+      # writes at PORT.
+      return @address + PORT if port.equal?(@port_written)
+
+      @port_written = port.between?(0, 99_999) ? port : nil
       unless port.between?(0, 99_999)
         digits = port.to_s.byteslice(0, PORT_MAX)
         digits.bytesize.times { |i| @bytes.setbyte(PORT + i, digits.getbyte(i)) }
