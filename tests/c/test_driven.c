@@ -44,6 +44,38 @@ static void test_connect(int port)
 	CHECK_FDS(before);
 }
 
+/* hev2_wait(c, 0) makes what progress is possible without blocking: a
+ * loopback connect is complete (or refused) when connect(2) returns, so
+ * polling with zero timeouts alone decides it -- no wait that blocks is
+ * ever made. (It once returned EAGAIN before looking at the sockets, and a
+ * host that only ever polled waited forever.) */
+static void test_zero_timeout_makes_progress(int port)
+{
+	int ports[2] = {port, refused_port()};
+	for (int k = 0; k < 2; k++) {
+		hev2_options o;
+		waiter_options(&o);
+		char p[16];
+		snprintf(p, sizeof p, "%d", ports[k]);
+		hev2_conn c;
+		CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+		int rc = HEV2_EAGAIN, polls = 0;
+		while (rc == HEV2_EAGAIN && polls < 1000) {
+			rc = hev2_wait(c, 0);
+			polls++;
+			if (rc == HEV2_EAGAIN)
+				usleep(1000);
+		}
+		CHECK_RC(rc, HEV2_OK);
+		hev2_result_info r = {.size = sizeof r};
+		CHECK_RC(hev2_result(c, &r), HEV2_OK);
+		CHECK_RC(r.status, k == 0 ? HEV2_OK : HEV2_ECONNECT);
+		if (r.fd >= 0)
+			close(r.fd);
+		CHECK_RC(hev2_release(c), HEV2_OK);
+	}
+}
+
 static void test_refused(void)
 {
 	hev2_options o;
@@ -415,6 +447,7 @@ int main(void)
 	CHECK_RC(hev2_set_history(0), HEV2_OK);
 	warm_up(s.port);
 	test_connect(s.port);
+	test_zero_timeout_makes_progress(s.port);
 	test_refused();
 	test_fallback_in_slices();
 	test_cancel_and_release_from_another_thread();
