@@ -51,8 +51,10 @@ module Hev2
     WRITE_TRACE = F[:hev2_write_trace]
     WAIT_ADDRESS = Native::WAIT_ADDRESS
 
-    DEFER = { Object => :never }.freeze
-    ALLOW = { Object => :immediate }.freeze
+    # Frozen and compare_by_identity: Ruby 3.2+ then uses the Hash as the
+    # mask itself instead of building one per Thread.handle_interrupt call.
+    DEFER = { Object => :never }.compare_by_identity.freeze
+    ALLOW = { Object => :immediate }.compare_by_identity.freeze
     private_constant :DEFER, :ALLOW
 
     # hev2_options as hev2_options_init fills it (this gem's layout: the
