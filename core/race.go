@@ -75,7 +75,8 @@ func (p *Pending) Cancel(cause error) { p.r.Cancel(cause) }
 // Look gives the race one look at its sockets without waiting, on the
 // calling goroutine, and steps it with what is ready; it reports whether
 // the race is decided (onDone has then been called, possibly inside this
-// call). A caller about to wait for the outcome calls it first: a loopback
-// or LAN connect is done by the time connect(2) returns, and is decided
-// here instead of by the shared poller, two thread hand-offs later.
+// call). A caller about to wait for the outcome calls it first: a connect
+// that finished by then (a near one: a LAN's round trip is ~0.1-1 ms) is
+// decided here instead of by the shared poller, two thread hand-offs
+// later. (A loopback connect is settled as it starts.)
 func (p *Pending) Look() bool { return p.r.Look() }

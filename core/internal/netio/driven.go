@@ -208,8 +208,9 @@ func (r *Driven) driveLocked(deadline time.Time) {
 	}
 	wake := -1
 	// Before taking a wake fd, one look at the attempt sockets without
-	// waiting: on a healthy network (loopback, LAN) the connect is done by
-	// now, and the race ends without the wake fd's bookkeeping. A zero
+	// waiting: a loopback connect is done by now (the kernel completes it
+	// inside connect(2)), and the race ends without the wake fd's
+	// bookkeeping. A zero
 	// timeout (deadline now) gets this look too: "what progress is
 	// possible without blocking".
 	looked := false

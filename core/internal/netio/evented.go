@@ -83,11 +83,12 @@ func Dial(ctx context.Context, cfg race.MachineConfig, p Params) (*race.Result, 
 // Look gives the race one look at its attempt sockets without waiting,
 // on the calling goroutine, and steps it with what is ready; it reports
 // whether the race is decided (onDone has then been called, possibly by
-// this call). A waiter about to block calls it first: a loopback or LAN
-// connect is done by the time connect(2) returns, and the race is then
-// decided here instead of through the shared poller's goroutine and two
-// hand-offs between threads. What Look takes, the poller never reports:
-// the socket's registration is dropped first.
+// this call). A waiter about to block calls it first: a connect that
+// finished by then (a near one, or one whose readiness the poller has not
+// delivered yet) is decided here instead of through the shared poller's
+// goroutine and two hand-offs between threads. (A loopback connect is
+// settled as it starts: see startAttempt.) What Look takes, the poller
+// never reports: the socket's registration is dropped first.
 func (r *Evented) Look() bool {
 	r.mu.Lock()
 	if r.done {
