@@ -223,9 +223,11 @@ func (c *conn) wait(id C.hev2_conn, timeoutMS C.int) C.int {
 	if c.race != nil {
 		return c.waitDriving(id, timeoutMS)
 	}
-	if c.pending != nil {
-		// Before blocking: a connect that finished while hev2_connect
-		// returned is decided on this thread (core.Pending.Look).
+	if c.pending != nil && timeoutMS != 0 {
+		// Before blocking: a connect that has finished is decided on
+		// this thread (core.Pending.Look), not two hand-offs later. Not
+		// for a zero timeout: a host may check many handles that way in
+		// every turn of its loop, and a library thread drives them.
 		c.pending.Look()
 	}
 	var expired <-chan time.Time
