@@ -205,17 +205,16 @@
  *
  * By default a handle's race runs on a library thread from hev2_connect on,
  * and a blocking caller may pay for hand-offs between threads. Two things
- * keep them off the healthy path: a connect to a loopback address (which
- * the kernel completes or refuses inside connect(2)) is settled inside
+ * keep them off the healthy path: a connect to a loopback address (which the
+ * kernel completes or refuses inside connect(2)) is settled inside
  * hev2_connect, and hev2_wait with a timeout first looks at the race's
  * sockets without waiting, on the calling thread, before it blocks (a
- * connect done by then is decided there). Otherwise the race is stepped by a library thread
- * as the answers come. A handle
- * made with drive = HEV2_DRIVE_WAITER is instead played by the thread that
- * waits for it, inside hev2_wait, with poll(2) over the race's own sockets:
- * no library thread is involved on the healthy path, and a connect costs
- * about what socket() + connect() + poll() cost. For blocking callers and
- * interpreters:
+ * connect done by then is decided there). Otherwise the race is stepped by a
+ * library thread as the answers come. A handle made with drive
+ * = HEV2_DRIVE_WAITER is instead played by the thread that waits for it,
+ * inside hev2_wait, with poll(2) over the race's own sockets: no library
+ * thread is involved on the healthy path, and a connect costs about what
+ * socket() + connect() + poll() cost. For blocking callers and interpreters:
  *
  *     o.drive = HEV2_DRIVE_WAITER;
  *     hev2_connect(host, port, &o, &c);  // starts the first connect or
