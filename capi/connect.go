@@ -71,8 +71,7 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	case err != nil:
 		// An outcome decided before any I/O (a static entry with no
 		// address of the wanted family), as Connect would report it.
-		startErr = err
-		c.race, c.pending = nil, nil
+		startErr = err // (Start and ConnectAsync returned no race)
 	}
 	created.Add(1)
 	insert(c)

@@ -210,10 +210,10 @@ func (r *Driven) driveLocked(deadline time.Time) {
 	// Before taking a wake fd, one look at the attempt sockets without
 	// waiting: a loopback connect is done by now (the kernel completes it
 	// inside connect(2)), and the race ends without the wake fd's
-	// bookkeeping. A zero
-	// timeout (deadline now) gets this look too: "what progress is
-	// possible without blocking".
-	looked := false
+	// bookkeeping. A zero timeout (deadline now) gets this look too: "what
+	// progress is possible without blocking". A look that found nothing
+	// spares the next poll its own first look (justLooked).
+	looked, justLooked := false, false
 	defer func() {
 		if wake >= 0 {
 			r.gai.Set(-1)
@@ -229,6 +229,7 @@ func (r *Driven) driveLocked(deadline time.Time) {
 			if !r.finished.Load() && r.timerAt >= 0 && now >= r.timerAt {
 				r.perform(r.m.Step(r.now()))
 			}
+			justLooked = false
 			continue
 		}
 		if !looked {
@@ -236,6 +237,7 @@ func (r *Driven) driveLocked(deadline time.Time) {
 			if r.pollNow() {
 				continue
 			}
+			justLooked = true
 		}
 		if limit >= 0 && now >= limit {
 			return
@@ -257,7 +259,8 @@ func (r *Driven) driveLocked(deadline time.Time) {
 			}
 			continue // an event may have been posted before wakeFD was set
 		}
-		r.poll(now, limit, wake)
+		r.poll(now, limit, wake, !justLooked)
+		justLooked = false
 	}
 }
 
@@ -285,20 +288,10 @@ func (r *Driven) stepShared() bool {
 
 // poll waits for an attempt's socket, the wake fd, the machine's timer or
 // the caller's limit, whichever comes first, and turns ready sockets into
-// outcomes (one getsockopt each).
-func (r *Driven) poll(now, limit time.Duration, wake int) {
-	r.pollFDs = r.pollFDs[:0]
-	r.pollIDs = r.pollIDs[:0]
-	if wake >= 0 {
-		r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
-		r.pollIDs = append(r.pollIDs, -1)
-	}
-	for id, fd := range r.fds {
-		if fd >= 0 {
-			r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT})
-			r.pollIDs = append(r.pollIDs, id)
-		}
-	}
+// outcomes (a getsockopt only for one in error). lookFirst: a raw
+// zero-timeout poll before the blocking one (false right after pollNow).
+func (r *Driven) poll(now, limit time.Duration, wake int, lookFirst bool) {
+	r.pollSet(wake)
 	until := r.timerAt
 	if limit >= 0 && (until < 0 || limit < until) {
 		until = limit
@@ -307,9 +300,13 @@ func (r *Driven) poll(now, limit time.Duration, wake int) {
 		until = now + 10*time.Millisecond
 	}
 	// First without waiting, as a raw system call: on a fast path (a
-	// loopback or LAN connect) the socket is ready by now, and this costs
-	// no scheduler work. Only if nothing is ready does the thread block.
-	n, err := rawPollNow(r.pollFDs)
+	// loopback connect) the socket is ready by now, and this costs no
+	// scheduler work. Only if nothing is ready does the thread block.
+	var n int
+	var err error
+	if lookFirst {
+		n, err = rawPollNow(r.pollFDs)
+	}
 	if err == nil && n == 0 && (until < 0 || until > now) {
 		var ts *unix.Timespec
 		if until >= 0 {
@@ -327,14 +324,7 @@ func (r *Driven) poll(now, limit time.Duration, wake int) {
 // pollNow looks at the attempt sockets without waiting (no wake fd) and
 // reports whether any was ready.
 func (r *Driven) pollNow() bool {
-	r.pollFDs = r.pollFDs[:0]
-	r.pollIDs = r.pollIDs[:0]
-	for id, fd := range r.fds {
-		if fd >= 0 {
-			r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT})
-			r.pollIDs = append(r.pollIDs, id)
-		}
-	}
+	r.pollSet(-1)
 	if len(r.pollFDs) == 0 {
 		return false
 	}
@@ -343,6 +333,23 @@ func (r *Driven) pollNow() bool {
 	}
 	r.takeReady(-1)
 	return true
+}
+
+// pollSet makes the poll set: the wake fd (if >= 0), then every attempt
+// socket still open.
+func (r *Driven) pollSet(wake int) {
+	r.pollFDs = r.pollFDs[:0]
+	r.pollIDs = r.pollIDs[:0]
+	if wake >= 0 {
+		r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
+		r.pollIDs = append(r.pollIDs, -1)
+	}
+	for id, fd := range r.fds {
+		if fd >= 0 {
+			r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT})
+			r.pollIDs = append(r.pollIDs, id)
+		}
+	}
 }
 
 // takeReady turns what the last poll found into outcomes: a wake-up is
