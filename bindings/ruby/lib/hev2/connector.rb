@@ -102,30 +102,21 @@ module Hev2
         elsif waiter
           options = WAITER_OPTIONS
         end
-        if waiter && !(req && (req.trace || req.trace_files || req.report))
-          # One call without the GVL (see NoGVL.connect): a healthy
-          # connect is decided inside it. A race still running, or one
-          # that failed, is left as a handle for the path below.
-          r = NoGVL.connect(CONNECT_WAIT_ADDRESS, host, s.port_string(port), options, s.address + Scratch::OUT)
-          if r
-            keep&.clear
-            if r >= 0
-              sock = wrap(r, klass)
-              if Thread.pending_interrupt? # see below
-                sock.close
-                sock = nil
-              end
-              return sock
-            end
-            raise call_error(r, host, port) if s.u64(Scratch::OUT).zero?
-          end
+        # r: the winner's fd (decided in one call, the handle released),
+        # or a status with a handle at OUT to go on with, or a refusal
+        # (OUT is 0). One call without the GVL (NoGVL.connect) when the
+        # handle is not needed afterwards and the extension is there; nil
+        # when it cannot take the host (hev2_connect explains).
+        r = NoGVL.connect(CONNECT_WAIT_ADDRESS, host, s.port_string(port), options, s.address + Scratch::OUT) if
+          waiter && !(req && (req.trace || req.trace_files || req.report))
+        if r.nil?
+          r = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
+                           options, s.address + Scratch::OUT)
+          r = N::EAGAIN if r == N::OK # a running handle at OUT, as NoGVL.connect leaves one
         end
-        unless r
-          rc = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
-                            options, s.address + Scratch::OUT)
-          keep&.clear # only now may the strings go: the library has copied them
-          raise call_error(rc, host, port) unless rc == N::OK
-        end
+        keep&.clear # only now may the strings go: the library has copied them
+        return kept(wrap(r, klass)) if r >= 0
+        raise call_error(r, host, port) if s.u64(Scratch::OUT).zero?
 
         conn = s.u64(Scratch::OUT)
         begin
@@ -140,13 +131,7 @@ module Hev2
                  else
                    outcome(conn, s, host, port, req&.trace, klass, req)
                  end
-          # An interrupt that arrived after the wait is raised when this
-          # block ends: the socket must not leak to nobody.
-          if Thread.pending_interrupt?
-            sock.close
-            sock = nil
-          end
-          sock
+          kept(sock)
         ensure
           RELEASE.call(conn) # cancels if still running; closes what we did not take
         end
@@ -259,6 +244,15 @@ module Hev2
       else
         raise Error.new("connect to #{Errors.target(host, port)}: #{N.errmsg(conn)}", status)
       end
+    end
+
+    # sock, unless an interrupt arrived meanwhile: it is raised when the
+    # handle_interrupt block ends, and the socket must not leak to nobody.
+    def kept(sock)
+      return sock unless Thread.pending_interrupt?
+
+      sock.close
+      nil
     end
 
     # The winner's fd as a klass (Socket, TCPSocket); the fd is ours now:
