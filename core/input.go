@@ -80,28 +80,24 @@ const (
 // *InputError. Connect, ConnectAsync, Start and DialContext call it; a
 // caller needs to only to learn about a bad Dialer before connecting.
 func (d *Dialer) Validate() error {
-	// One call per field, no table: this runs on every connect and must
-	// not allocate.
-	if err := checkDuration("resolution_delay", d.ResolutionDelay); err != nil {
-		return err
+	// This runs on every connect and must not allocate: the table is an
+	// array on the stack (TestInputRulesAllocateNothing).
+	durations := [...]struct {
+		name string
+		d    time.Duration
+	}{
+		{"resolution_delay", d.ResolutionDelay},
+		{"connection_attempt_delay", d.ConnectionAttemptDelay},
+		{"resolv_timeout", d.ResolvTimeout},
+		{"connect_timeout", d.ConnectTimeout},
+		{"open_timeout", d.OpenTimeout},
+		{"keepalive", d.KeepAlive},
+		{"history_lifetime", d.HistoryLifetime},
 	}
-	if err := checkDuration("connection_attempt_delay", d.ConnectionAttemptDelay); err != nil {
-		return err
-	}
-	if err := checkDuration("resolv_timeout", d.ResolvTimeout); err != nil {
-		return err
-	}
-	if err := checkDuration("connect_timeout", d.ConnectTimeout); err != nil {
-		return err
-	}
-	if err := checkDuration("open_timeout", d.OpenTimeout); err != nil {
-		return err
-	}
-	if err := checkDuration("keepalive", d.KeepAlive); err != nil {
-		return err
-	}
-	if err := checkDuration("history_lifetime", d.HistoryLifetime); err != nil {
-		return err
+	for _, f := range durations {
+		if err := checkDuration(f.name, f.d); err != nil {
+			return err
+		}
 	}
 	if d.OpenTimeout > 0 && (d.ResolvTimeout > 0 || d.ConnectTimeout > 0) {
 		return invalidOption("open_timeout", "cannot be combined with resolv_timeout or connect_timeout")
