@@ -95,6 +95,8 @@ func (r *Evented) Look() bool {
 		r.mu.Unlock()
 		return true
 	}
+	// At most four sockets, on the stack: a race rarely has more in
+	// flight, and the poller reports the others.
 	var fds [4]unix.PollFd
 	var ids [4]int
 	n := 0
