@@ -438,9 +438,7 @@ func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
 	s.max_resolver_threads = C.uint64_t(core.MaxResolverThreads())
 	s.lookups_refused = C.uint64_t(rs.CapRefused)
 	s.go_goroutines = C.uint64_t(runtime.NumGoroutine())
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	s.go_heap_inuse = C.uint64_t(ms.HeapInuse)
+	s.go_heap_inuse = C.uint64_t(heapInUse())
 	hs := core.HistoryStatistics()
 	s.history_enabled = C.uint64_t(boolInt(core.HistoryEnabled()))
 	s.history_entries = C.uint64_t(hs.Entries)

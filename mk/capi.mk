@@ -19,7 +19,7 @@ DEB_PACKAGES  += gcc g++ libc6-dev libasan8 libubsan1 make strace iproute2 binut
 # test-capi-stdio: a real sshd and ssh client, git over ssh.
 DEB_PACKAGES  += openssh-server openssh-client git
 
-.PHONY: capi capi-lib capi-asan-lib install test-capi test-capi-plain test-capi-asan \
+.PHONY: capi capi-lib capi-asan-lib install test-capi test-capi-go test-capi-plain test-capi-asan \
 	test-capi-header test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio bench-capi demo-capi
 
 CAPI_EXAMPLES := $(BUILD)/examples/simple_connect $(BUILD)/examples/event_loop
@@ -126,7 +126,7 @@ $(addprefix $(CAPI_ASAN_DIR)/tests/c/,$(CAPI_DLOPEN_TESTS)): $(CAPI_ASAN_DIR)/te
 	$(CC) $(CAPI_CFLAGS) $(CAPI_SAN_FLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
 # ---- test-capi ----------------------------------------------------------------
-test-capi: test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio ## every C test: header, plain, asan, cli, install, scenarios, stdio
+test-capi: test-capi-go test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio ## every C test: header, plain, asan, cli, install, scenarios, stdio
 
 # run_capi_tests DIR LIB: every test program of DIR, the dlopen ones given LIB.
 define run_capi_tests
@@ -135,6 +135,10 @@ define run_capi_tests
 	  if echo " $(CAPI_DLOPEN_TESTS) " | grep -q " $$t "; then $(CAPI_SAN_ENV) $(1)/tests/c/$$t $(2); else $(CAPI_SAN_ENV) $(1)/tests/c/$$t; fi; \
 	done
 endef
+
+# capi's own Go tests (what needs no C caller: conversions, stats helpers).
+test-capi-go: ## go test ./capi (its Go unit tests; the fuzz targets run as seeds)
+	$(GO) test -count=1 ./capi
 
 test-capi-plain: capi $(CAPI_TEST_BINS) ## the C test programs of tests/c against libhev2.so
 	$(call run_capi_tests,$(BUILD),$(CURDIR)/$(BUILD)/libhev2.so)
