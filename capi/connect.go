@@ -18,42 +18,55 @@ import (
 //export hev2go_connect
 func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options, out *C.hev2_conn) (rc C.int) {
 	defer guard(&rc)
+	c, rc := prepare(host, hostLen, port, o)
+	if c == nil {
+		return rc
+	}
+	return c.begin(out)
+}
+
+// prepare converts and checks what hev2_connect is given and counts the
+// connect as running: everything before the race starts. On a refusal it
+// returns nil and the refusal, and nothing is counted.
+func prepare(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options) (*conn, C.int) {
 	// Before anything that could make Go create its runtime poller (a
 	// timer, a pollable fd): with no fd free that would abort the host.
 	if err := core.Init(); err != nil {
-		return refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
+		return nil, refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
 	}
 	h, err := convertHost(host, hostLen)
 	if err != nil {
-		return refuseErr(err)
+		return nil, refuseErr(err)
 	}
 	if port == nil {
-		return refuse(statusPort, "port is NULL")
+		return nil, refuse(statusPort, "port is NULL")
 	}
 	p, err := core.ParsePort(cString(port, 64))
 	if err != nil {
-		return refuseErr(err)
+		return nil, refuseErr(err)
 	}
 	c := &conn{host: h, port: p, efd: -1}
-	co := &c.opts
-	if err := convertOptionsInto(o, co); err != nil {
-		return refuseErr(err)
+	if err := convertOptionsInto(o, &c.opts); err != nil {
+		return nil, refuseErr(err)
 	}
 	if !reserveSlot() {
-		return refuse(statusCapacity, "over capacity: %d handles running, the cap set by hev2_set_max_handles", maxRunning.Load())
+		return nil, refuse(statusCapacity, "over capacity: %d handles running, the cap set by hev2_set_max_handles", maxRunning.Load())
 	}
-	c.id, c.start = lastID.Add(1), time.Now()
-	c.done = make(chan struct{})
-	if c.notifies() {
-		c.published = make(chan struct{})
-	}
+	c.start = time.Now()
+	return c, C.HEV2_OK
+}
+
+// begin starts c's race and makes it a handle, its id at *out.
+func (c *conn) begin(out *C.hev2_conn) C.int {
+	c.readyToPublish() // before the race: it may end inside Start
+	co := &c.opts
 	if co.recordEvents {
 		co.dialer.Trace = c.record
 	}
 	// Start and ConnectAsync check the host, the port and the Dialer
 	// (core's rules, the only ones): a refusal there is this call's
 	// error, and no handle exists.
-	var startErr error
+	var err error
 	if co.waiterDriven {
 		// The first connect (or the lookups) starts here, on the
 		// caller's thread; the machine steps inside hev2_wait.
@@ -64,14 +77,26 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 		c.gone = make(chan struct{})
 		c.pending, err = co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
 	}
-	switch {
-	case isInputError(err):
+	return c.publishHandle(err, out)
+}
+
+// readyToPublish gives c what publish and notify use: it comes before the
+// race can end.
+func (c *conn) readyToPublish() {
+	c.id = lastID.Add(1)
+	c.done = make(chan struct{})
+	if c.notifies() {
+		c.published = make(chan struct{})
+	}
+}
+
+// publishHandle makes c, whose race has started (err: Start's or
+// ConnectAsync's), a handle whose id is at *out; or refuses the connect if
+// err says its input was bad.
+func (c *conn) publishHandle(err error, out *C.hev2_conn) C.int {
+	if isInputError(err) {
 		running.Add(-1)
 		return refuseErr(err)
-	case err != nil:
-		// An outcome decided before any I/O (a static entry with no
-		// address of the wanted family), as Connect would report it.
-		startErr = err // (Start and ConnectAsync returned no race)
 	}
 	created.Add(1)
 	insert(c)
@@ -80,8 +105,10 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 	if c.published != nil {
 		close(c.published)
 	}
-	if startErr != nil {
-		c.publish(nil, startErr)
+	if err != nil {
+		// An outcome decided before any I/O (a static entry with no
+		// address of the wanted family), as Connect would report it.
+		c.publish(nil, err)
 		if c.notifies() {
 			queueNotify(c)
 		}
@@ -286,13 +313,41 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 	if timeoutMS < -1 || int64(timeoutMS) > C.HEV2_MAX_TIMEOUT_MS {
 		return refuse(statusInval, "timeout_ms %d out of range [-1, %d]", int(timeoutMS), C.HEV2_MAX_TIMEOUT_MS)
 	}
+	c, rc := prepare(host, hostLen, port, o)
+	if c == nil {
+		return rc
+	}
+	if c.opts.waiterDriven && !c.notifies() && !c.opts.recordEvents {
+		// The race looks once before it has a handle: a connect decided
+		// then (a loopback or LAN one, the common case) is done without
+		// one, and its race's memory serves the next connect. Nobody
+		// else could reach it meanwhile: it never blocked.
+		winner, race, err := c.opts.dialer.ConnectNow(c.host, c.port)
+		if winner >= 0 {
+			running.Add(-1)
+			created.Add(1) // a handle in all but its id, as before
+			*out, *fd = 0, C.int(winner)
+			return C.HEV2_OK
+		}
+		// Undecided, or failed: on with a handle, as below.
+		c.readyToPublish()
+		if race != nil {
+			c.race = race
+			race.SetOnDone(c.raceDone)
+			if race.Done() {
+				c.raceDone()
+			}
+		}
+		rc = c.publishHandle(err, out)
+	} else {
+		rc = c.begin(out)
+	}
 	// *out is published here, before the wait: another thread can cancel.
-	if rc := hev2go_connect(host, hostLen, port, o, out); rc != C.HEV2_OK {
+	if rc != C.HEV2_OK {
 		return rc
 	}
 	id := *out
-	c := lookup(id)
-	if c == nil {
+	if lookup(id) == nil {
 		return unknownHandle(id) // released by another thread already
 	}
 	if rc := c.wait(id, timeoutMS); rc != C.HEV2_OK {

@@ -31,6 +31,37 @@ func (d *Dialer) Start(host string, port uint16, onDone func()) (*Race, error) {
 	return &Race{netio.Start(cfg, d.params(&cfg), onDone)}, nil
 }
 
+// ConnectNow is Start without onDone, plus one look at the race without
+// blocking, on the calling thread: a loopback or LAN connect is decided by
+// then. Won at once, it returns the winner's fd (the caller's) and a nil
+// race, and the race's memory serves a later connect; a caller that needs
+// the race's account (trace, report) uses Start instead. Otherwise fd is
+// -1 and race is what Start would have returned, decided (a failure) or
+// still running: the caller sets its onDone (SetOnDone) before another
+// goroutine can reach it, and looks at Done. err is Start's.
+func (d *Dialer) ConnectNow(host string, port uint16) (fd int, race *Race, err error) {
+	r, err := d.Start(host, port, nil)
+	if err != nil {
+		return -1, nil, err
+	}
+	if !r.r.Drive(time.Now()) {
+		return -1, r, nil
+	}
+	res, failure := r.r.Outcome()
+	if failure != nil {
+		return -1, r, nil
+	}
+	fd = res.FD
+	r.r.Recycle()
+	return fd, nil, nil
+}
+
+// SetOnDone sets the function called once the race is decided, on the
+// thread that decides it; it must not block. Only for a race that no other
+// goroutine can reach yet (from ConnectNow): if it is decided already, f is
+// not called.
+func (r *Race) SetOnDone(f func()) { r.r.SetOnDone(f) }
+
 // Wait plays the race on the calling thread until it is decided (true) or
 // deadline passes (false; the zero Time waits for the outcome). Returning
 // early loses nothing: the next Wait resumes. Several goroutines may wait;

@@ -10,11 +10,24 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "util.h"
+
+/* The port fd is connected to, -1 if none. */
+static int peer_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0)
+		return -1;
+	if (ss.ss_family == AF_INET)
+		return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+}
 
 static void waiter_options(hev2_options *o)
 {
@@ -366,27 +379,39 @@ static void *cancel_published(void *arg)
 	return NULL;
 }
 
-static void test_connect_wait(int port)
+/* drive: HEV2_DRIVE_LIBRARY (NULL options, the default) or
+ * HEV2_DRIVE_WAITER (a race decided by its first look is then handed over
+ * without a handle ever being made, and an undecided one gets its handle
+ * before the call blocks). */
+static void test_connect_wait(int port, int drive)
 {
 	char p[16];
 	snprintf(p, sizeof p, "%d", port);
 	int before = count_fds();
+	hev2_options dopts;
+	hev2_options_init(&dopts);
+	dopts.drive = drive;
+	const hev2_options *opts = drive == HEV2_DRIVE_LIBRARY ? NULL : &dopts;
 	hev2_stats_info st0 = {.size = sizeof st0}, st1 = {.size = sizeof st1};
 	CHECK_RC(hev2_stats(&st0), HEV2_OK);
 	hev2_conn c = 99;
 	int fd = 99;
-	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, &c, &fd), HEV2_OK);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, opts, -1, &c, &fd), HEV2_OK);
 	CHECK_INT(c, 0); /* released already */
 	CHECK(fd >= 0);
 	CHECK_RC(hev2_stats(&st1), HEV2_OK);
 	CHECK_INT(st1.handles_live, st0.handles_live);
-	if (fd >= 0)
+	CHECK_INT(st1.handles_running, st0.handles_running);
+	CHECK_INT(st1.handles_created, st0.handles_created + 1);
+	if (fd >= 0) {
+		CHECK_INT(peer_port(fd), port);
 		close(fd);
+	}
 	CHECK_FDS(before);
 
 	/* refused: the outcome code, and the handle for the details */
 	snprintf(p, sizeof p, "%d", refused_port());
-	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, &c, &fd), HEV2_ECONNECT);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, opts, -1, &c, &fd), HEV2_ECONNECT);
 	CHECK(c != 0);
 	CHECK_INT(fd, -1);
 	CHECK(strstr(hev2_last_error(), "hev2_connect_wait: ") == hev2_last_error());
@@ -401,8 +426,7 @@ static void test_connect_wait(int port)
 	struct blackhole bh;
 	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
 	snprintf(p, sizeof p, "%d", bh.port);
-	hev2_options o;
-	hev2_options_init(&o);
+	hev2_options o = dopts;
 	o.connect_timeout_ms = 80;
 	CHECK_RC(hev2_connect_wait("127.0.0.1", p, &o, 20, &c, &fd), HEV2_EAGAIN);
 	CHECK(c != 0);
@@ -416,7 +440,7 @@ static void test_connect_wait(int port)
 	struct cancel_when_published w = {.out = &shared, .ms = 20};
 	pthread_t t;
 	pthread_create(&t, NULL, cancel_published, &w);
-	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, (hev2_conn *)&shared, &fd), HEV2_ECANCELED);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, opts, -1, (hev2_conn *)&shared, &fd), HEV2_ECANCELED);
 	pthread_join(t, NULL);
 	CHECK(shared != 0);
 	CHECK_INT(fd, -1);
@@ -424,13 +448,64 @@ static void test_connect_wait(int port)
 	blackhole_stop(&bh);
 
 	/* refused calls start nothing */
-	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -2, &c, &fd), HEV2_EINVAL);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, opts, -2, &c, &fd), HEV2_EINVAL);
 	CHECK_INT(c, 0);
-	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, &c, NULL), HEV2_EINVAL);
-	CHECK_RC(hev2_connect_wait("127.0.0.1", p, NULL, -1, NULL, &fd), HEV2_EINVAL);
-	CHECK_RC(hev2_connect_wait(NULL, p, NULL, -1, &c, &fd), HEV2_EHOST);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, opts, -1, &c, NULL), HEV2_EINVAL);
+	CHECK_RC(hev2_connect_wait("127.0.0.1", p, opts, -1, NULL, &fd), HEV2_EINVAL);
+	CHECK_RC(hev2_connect_wait(NULL, p, opts, -1, &c, &fd), HEV2_EHOST);
+	char longhost[301];
+	memset(longhost, 'a', 300);
+	longhost[300] = 0;
+	CHECK_RC(hev2_connect_wait(longhost, p, opts, -1, &c, &fd), HEV2_EHOST);
 	CHECK_INT(c, 0);
 	CHECK_INT(fd, -1);
+	CHECK_RC(hev2_stats(&st1), HEV2_OK);
+	CHECK_INT(st1.handles_live, st0.handles_live);
+	CHECK_INT(st1.handles_running, st0.handles_running);
+	CHECK_FDS(before);
+}
+
+/* Several threads at once, each one-call connect checked against the
+ * listener it asked for: a decided race's memory is reused by the next
+ * connect, and must never carry one connect's socket into another's. */
+struct many_args {
+	int ports[2];
+	int bad;
+};
+
+static void *many_connect_wait(void *arg)
+{
+	struct many_args *a = arg;
+	hev2_options o;
+	waiter_options(&o);
+	for (int i = 0; i < 200; i++) {
+		char p[16];
+		int want = a->ports[i % 2];
+		snprintf(p, sizeof p, "%d", want);
+		hev2_conn c;
+		int fd;
+		if (hev2_connect_wait("127.0.0.1", p, &o, -1, &c, &fd) != HEV2_OK) {
+			__atomic_add_fetch(&a->bad, 1, __ATOMIC_RELAXED);
+			hev2_release(c);
+			continue;
+		}
+		if (c != 0 || peer_port(fd) != want)
+			__atomic_add_fetch(&a->bad, 1, __ATOMIC_RELAXED);
+		close(fd);
+	}
+	return NULL;
+}
+
+static void test_connect_wait_many_threads(int port_a, int port_b)
+{
+	int before = count_fds();
+	struct many_args a = {.ports = {port_a, port_b}};
+	pthread_t t[6];
+	for (int i = 0; i < 6; i++)
+		pthread_create(&t[i], NULL, many_connect_wait, &a);
+	for (int i = 0; i < 6; i++)
+		pthread_join(t[i], NULL);
+	CHECK_INT(a.bad, 0);
 	CHECK_FDS(before);
 }
 
@@ -455,7 +530,12 @@ int main(void)
 	test_several_waiters();
 	test_bad_values(s.port);
 	test_outcome_before_io();
-	test_connect_wait(s.port);
+	test_connect_wait(s.port, HEV2_DRIVE_LIBRARY);
+	test_connect_wait(s.port, HEV2_DRIVE_WAITER);
+	struct server s2;
+	CHECK(server_start(&s2, AF_INET) == 0);
+	test_connect_wait_many_threads(s.port, s2.port);
+	server_stop(&s2);
 	CHECK(wait_idle(2000));
 	hev2_stats_info st = {.size = sizeof st};
 	CHECK_RC(hev2_stats(&st), HEV2_OK);

@@ -1,0 +1,179 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// peerPort is the port fd is connected to.
+func peerPort(t *testing.T, fd int) int {
+	t.Helper()
+	sa, err := unix.Getpeername(fd)
+	if err != nil {
+		t.Fatalf("getpeername: %v", err)
+	}
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return a.Port
+	case *unix.SockaddrInet6:
+		return a.Port
+	}
+	t.Fatalf("getpeername: %T", sa)
+	return 0
+}
+
+// A loopback connect is won by ConnectNow's one look: an fd, no race. The
+// race's memory is reused connect after connect, from several goroutines
+// at once: every fd must still be the one its own connect made (connected
+// to the listener that connect asked for, and working).
+func TestConnectNowWinsAtOnceAndReusesItsRace(t *testing.T) {
+	lnA, lnB := echoListener(t, "127.0.0.1:0"), echoListener(t, "[::1]:0")
+	checkLeaks(t)
+	targets := []struct {
+		host string
+		port int
+	}{{"127.0.0.1", portOf(lnA)}, {"::1", portOf(lnB)}}
+	var d Dialer
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				tg := targets[(g+i)%2]
+				fd, r, err := d.ConnectNow(tg.host, uint16(tg.port))
+				if err != nil || r != nil || fd < 0 {
+					errs <- errors.New("a loopback connect was not won at once")
+					return
+				}
+				sa, err := unix.Getpeername(fd)
+				port := -1
+				switch a := sa.(type) {
+				case *unix.SockaddrInet4:
+					port = a.Port
+				case *unix.SockaddrInet6:
+					port = a.Port
+				}
+				unix.Close(fd)
+				if err != nil || port != tg.port {
+					errs <- errors.New("a connect handed over another connect's socket")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	fd, r, err := d.ConnectNow("127.0.0.1", uint16(portOf(lnA)))
+	if err != nil || r != nil {
+		t.Fatalf("fd %d race %v err %v", fd, r, err)
+	}
+	defer unix.Close(fd)
+	if peerPort(t, fd) != portOf(lnA) {
+		t.Fatal("wrong peer")
+	}
+	roundTrip(t, fd)
+}
+
+// A connect that is not decided by the look comes back as the running
+// race; onDone set afterwards is called once when it ends.
+func TestConnectNowHandsBackAnUndecidedRace(t *testing.T) {
+	port := synDropListener(t, "127.0.0.1", 0)
+	checkLeaks(t)
+	var d Dialer
+	fd, r, err := d.ConnectNow("127.0.0.1", uint16(port))
+	if err != nil || fd != -1 || r == nil {
+		t.Fatalf("fd %d race %v err %v, want a running race", fd, r, err)
+	}
+	if r.Done() {
+		t.Fatal("a connect to a SYN-dropping listener was decided by one look")
+	}
+	fired := 0
+	r.SetOnDone(func() { fired++ })
+	r.Cancel(context.Canceled)
+	if _, err := r.Result(); !errors.Is(err, context.Canceled) || fired != 1 {
+		t.Fatalf("err %v (want canceled), onDone called %d times", err, fired)
+	}
+}
+
+// A refusal decided by the look is a decided race (for its account), not
+// an fd; onDone set afterwards is not called for it.
+func TestConnectNowRefusedIsADecidedRace(t *testing.T) {
+	ln := echoListener(t, "127.0.0.1:0")
+	port := portOf(ln)
+	ln.Close()
+	checkLeaks(t)
+	var d Dialer
+	fd, r, err := d.ConnectNow("127.0.0.1", uint16(port))
+	if err != nil || fd != -1 || r == nil || !r.Done() {
+		t.Fatalf("fd %d race %v err %v, want a decided race", fd, r, err)
+	}
+	fired := 0
+	r.SetOnDone(func() { fired++ })
+	if _, err := r.Result(); !errors.Is(err, syscall.ECONNREFUSED) || fired != 0 {
+		t.Fatalf("err %v (want ECONNREFUSED), onDone called %d times", err, fired)
+	}
+}
+
+// Bad input is refused as Start refuses it: no fd, no race.
+func TestConnectNowRefusesBadInput(t *testing.T) {
+	var d Dialer
+	fd, r, err := d.ConnectNow("bad\x00host", 80)
+	if !errors.Is(err, ErrInvalidOptions) || fd != -1 || r != nil {
+		t.Fatalf("fd %d race %v err %v", fd, r, err)
+	}
+}
+
+// quickResolver answers at once, from the lookup's own goroutine.
+type quickResolver struct{ addrs map[Family][]netip.Addr }
+
+func (q quickResolver) LookupFamily(_ context.Context, _ string, f Family) ([]netip.Addr, error) {
+	return q.addrs[f], nil
+}
+
+// A race with lookups handed itself to their deliveries: even when it is
+// won, its memory is not reused while a late delivery could still reach
+// it. Many such connects, one after the other and with ConnectNow between
+// them, must each stay right.
+func TestConnectNowWithLookupsStaysRight(t *testing.T) {
+	ln := echoListener(t, "127.0.0.1:0")
+	checkLeaks(t)
+	d := Dialer{Resolver: quickResolver{map[Family][]netip.Addr{IPv4: mustAddrs("127.0.0.1")}}}
+	for range 50 {
+		fd, r, err := d.ConnectNow("quick.test", uint16(portOf(ln)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r != nil {
+			if !r.Wait(time.Now().Add(5 * time.Second)) {
+				t.Fatal("undecided")
+			}
+			res, err := r.Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fd = res.FD
+		}
+		if peerPort(t, fd) != portOf(ln) {
+			t.Fatal("wrong peer")
+		}
+		unix.Close(fd)
+		var plain Dialer
+		fd, r, err = plain.ConnectNow("127.0.0.1", uint16(portOf(ln)))
+		if err != nil || r != nil {
+			t.Fatalf("fd %d race %v err %v", fd, r, err)
+		}
+		unix.Close(fd)
+	}
+}
