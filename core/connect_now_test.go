@@ -177,3 +177,85 @@ func TestConnectNowWithLookupsStaysRight(t *testing.T) {
 		unix.Close(fd)
 	}
 }
+
+// The library-driven form: a loopback connect is won as it starts (fd, no
+// Pending), its memory reused, from several goroutines, every fd checked.
+func TestConnectAsyncNowWinsAtOnceAndReusesItsRace(t *testing.T) {
+	lnA, lnB := echoListener(t, "127.0.0.1:0"), echoListener(t, "[::1]:0")
+	checkLeaks(t)
+	ports := []int{portOf(lnA), portOf(lnB)}
+	hosts := []string{"127.0.0.1", "::1"}
+	var d Dialer
+	var wg sync.WaitGroup
+	bad := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 60 {
+				k := (g + i) % 2
+				fd, p, err := d.ConnectAsyncNow(hosts[k], uint16(ports[k]))
+				if err != nil || p != nil || fd < 0 {
+					bad <- "a loopback connect was not won as it started"
+					return
+				}
+				sa, err := unix.Getpeername(fd)
+				port := -1
+				switch a := sa.(type) {
+				case *unix.SockaddrInet4:
+					port = a.Port
+				case *unix.SockaddrInet6:
+					port = a.Port
+				}
+				unix.Close(fd)
+				if err != nil || port != ports[k] {
+					bad <- "a connect handed over another connect's socket"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(bad)
+	for msg := range bad {
+		t.Fatal(msg)
+	}
+}
+
+// Undecided, the race comes back pending; SetOnDone then receives its
+// outcome once. Refused as it started, SetOnDone delivers at once.
+func TestConnectAsyncNowHandsBackTheRace(t *testing.T) {
+	port := synDropListener(t, "127.0.0.1", 0)
+	ln := echoListener(t, "127.0.0.1:0")
+	closed := portOf(ln)
+	ln.Close()
+	checkLeaks(t)
+	var d Dialer
+	fd, p, err := d.ConnectAsyncNow("127.0.0.1", uint16(port))
+	if err != nil || fd != -1 || p == nil {
+		t.Fatalf("fd %d pending %v err %v, want a pending race", fd, p, err)
+	}
+	got := make(chan error, 2)
+	p.SetOnDone(func(_ *Result, err error) { got <- err })
+	p.Cancel(context.Canceled)
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want canceled", err)
+	}
+
+	fd, p, err = d.ConnectAsyncNow("127.0.0.1", uint16(closed))
+	if err != nil || fd != -1 || p == nil {
+		t.Fatalf("fd %d pending %v err %v, want a decided race", fd, p, err)
+	}
+	p.SetOnDone(func(_ *Result, err error) { got <- err })
+	select {
+	case err := <-got:
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("err %v, want ECONNREFUSED", err)
+		}
+	default:
+		t.Fatal("SetOnDone did not deliver an outcome known already")
+	}
+	if len(got) != 0 {
+		t.Fatal("an outcome delivered twice")
+	}
+}

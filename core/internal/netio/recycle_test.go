@@ -68,3 +68,41 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 		t.Fatal("recycled a race with an onDone")
 	}
 }
+
+// The library-driven race: a loopback connect decided inside StartEvented,
+// with no onDone, is recycled; one that went through the poller is not
+// (a late callback of the poller could still reach it).
+func TestRecycleEventedOnlyWhenNothingHoldsIt(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	literal := race.MachineConfig{Host: "127.0.0.1", Port: port, Static: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
+
+	r := StartEvented(literal, Params{}, nil)
+	res, failure, decided := r.Outcome()
+	if !decided || failure != nil {
+		t.Fatalf("a loopback connect was not settled as it started: %v", failure)
+	}
+	unix.Close(res.FD)
+	if !r.Recycle() {
+		t.Fatal("a won loopback race nobody else holds was not recycled")
+	}
+
+	was := SetLoopbackLook(false) // through the poller
+	defer SetLoopbackLook(was)
+	r = StartEvented(literal, Params{}, nil)
+	for !r.Look() {
+		time.Sleep(time.Millisecond)
+	}
+	res, failure, decided = r.Outcome()
+	if !decided || failure != nil {
+		t.Fatalf("outcome %v %v", decided, failure)
+	}
+	unix.Close(res.FD)
+	if r.Recycle() {
+		t.Fatal("recycled a race the poller held")
+	}
+}
