@@ -80,47 +80,6 @@ func (c *conn) begin(out *C.hev2_conn) C.int {
 	return c.publishHandle(err, out)
 }
 
-// beginNow is begin for hev2_connect_wait when nothing needs the handle
-// afterwards (no callback, job or recorded events): the race starts and
-// looks once before it has a handle. A connect won by then (a loopback or
-// LAN one, the common case) is handed over at *fd with no handle made
-// (*out is 0), and its race's memory serves the next connect; nobody else
-// could reach it meanwhile, since the call has not blocked. Otherwise the
-// race gets its handle at *out, before the call blocks, as begin's.
-func (c *conn) beginNow(out *C.hev2_conn, fd *C.int) C.int {
-	var winner int
-	var err error
-	if c.opts.waiterDriven {
-		var race *core.Race
-		if winner, race, err = c.opts.dialer.ConnectNow(c.host, c.port); race != nil {
-			c.readyToPublish()
-			c.race = race
-			race.SetOnDone(c.raceDone)
-			if race.Done() {
-				c.raceDone()
-			}
-		}
-	} else {
-		var pending *core.Pending
-		if winner, pending, err = c.opts.dialer.ConnectAsyncNow(c.host, c.port); pending != nil {
-			c.readyToPublish()
-			c.gone = make(chan struct{})
-			c.pending = pending
-			pending.SetOnDone(c.asyncDone) // publishes at once if decided
-		}
-	}
-	if winner >= 0 {
-		running.Add(-1)
-		created.Add(1) // a handle in all but its id, as before
-		*out, *fd = 0, C.int(winner)
-		return C.HEV2_OK
-	}
-	if c.done == nil {
-		c.readyToPublish() // an error before any race
-	}
-	return c.publishHandle(err, out)
-}
-
 // readyToPublish gives c what publish and notify use: it comes before the
 // race can end.
 func (c *conn) readyToPublish() {
@@ -358,11 +317,28 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 	if c == nil {
 		return rc
 	}
-	if !c.notifies() && !c.opts.recordEvents {
-		rc = c.beginNow(out, fd)
-		if rc == C.HEV2_OK && *out == 0 {
-			return C.HEV2_OK // won as it started: no handle was needed
+	if c.opts.waiterDriven && !c.notifies() && !c.opts.recordEvents {
+		// The race looks once before it has a handle: a connect decided
+		// then (a loopback or LAN one, the common case) is done without
+		// one, and its race's memory serves the next connect. Nobody
+		// else could reach it meanwhile: it never blocked.
+		winner, race, err := c.opts.dialer.ConnectNow(c.host, c.port)
+		if winner >= 0 {
+			running.Add(-1)
+			created.Add(1) // a handle in all but its id, as before
+			*out, *fd = 0, C.int(winner)
+			return C.HEV2_OK
 		}
+		// Undecided, or failed: on with a handle, as below.
+		c.readyToPublish()
+		if race != nil {
+			c.race = race
+			race.SetOnDone(c.raceDone)
+			if race.Done() {
+				c.raceDone()
+			}
+		}
+		rc = c.publishHandle(err, out)
 	} else {
 		rc = c.begin(out)
 	}

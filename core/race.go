@@ -99,31 +99,6 @@ func (d *Dialer) ConnectAsync(host string, port uint16, onDone func(*Result, err
 	return &Pending{netio.StartEvented(cfg, d.params(&cfg), onDone)}, nil
 }
 
-// ConnectAsyncNow is ConnectAsync without onDone, for a caller about to
-// wait: a connect decided as it starts (a loopback one: see Look) and won
-// comes back as the winner's fd (the caller's) with a nil Pending, and the
-// race's memory serves a later connect. Otherwise fd is -1 and p is the
-// race ConnectAsync would have returned, decided (a failure) or running:
-// the caller gives it its onDone with SetOnDone, which delivers an outcome
-// known already at once. err is ConnectAsync's.
-func (d *Dialer) ConnectAsyncNow(host string, port uint16) (fd int, p *Pending, err error) {
-	cfg, err := d.raceConfig(host, port)
-	if err != nil {
-		return -1, nil, err
-	}
-	r := netio.StartEvented(cfg, d.params(&cfg), nil)
-	if res, failure, decided := r.Outcome(); decided && failure == nil {
-		fd = res.FD
-		r.Recycle()
-		return fd, nil, nil
-	}
-	return -1, &Pending{r}, nil
-}
-
-// SetOnDone gives a race from ConnectAsyncNow its onDone: called once with
-// the outcome, at once (on the calling goroutine) if it is known already.
-func (p *Pending) SetOnDone(f func(*Result, error)) { p.r.SetOnDone(f) }
-
 // Cancel ends the race with cause unless it is decided already; any
 // goroutine, any moment, idempotent.
 func (p *Pending) Cancel(cause error) { p.r.Cancel(cause) }

@@ -38,72 +38,15 @@ type Evented struct {
 	sources      sourceCache
 	done         bool
 	onDone       func(*race.Result, error)
-	// The outcome of a race decided before anyone set its onDone
-	// (StartEvented with nil): SetOnDone delivers it.
-	undelivered bool
-	outRes      *race.Result
-	outErr      error
-	// escaped: the race handed itself to another goroutine (the poller,
-	// a timer, a lookup's delivery, the NAT64 discovery), which may still
-	// reach it after it is decided; such a race is never recycled.
-	escaped bool
-}
-
-// eventedPool keeps the memory of races that ended without anyone else
-// holding them (Recycle), as drivenPool does for Driven.
-var eventedPool = sync.Pool{New: func() any { return new(Evented) }}
-
-// Recycle gives the memory of a race that was won back for a later race,
-// and reports whether it did: only a race decided inside StartEvented,
-// won, never shared with another goroutine (registered with the poller, a
-// timer, a lookup, the NAT64 discovery) and whose outcome nobody was
-// handed through onDone. The caller must not touch r, nor the Result it
-// got from it, afterwards.
-func (r *Evented) Recycle() bool {
-	r.mu.Lock()
-	ok := r.done && !r.escaped && r.onDone == nil && r.undelivered && r.outRes != nil
-	r.mu.Unlock()
-	if !ok {
-		return false
-	}
-	*r = Evented{}
-	eventedPool.Put(r)
-	return true
-}
-
-// Outcome is the race's outcome if it was decided before any onDone was
-// set (StartEvented with nil); ok is false otherwise.
-func (r *Evented) Outcome() (res *race.Result, err error, ok bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.outRes, r.outErr, r.undelivered
-}
-
-// SetOnDone sets the function called with the outcome of a race started
-// with a nil onDone; if the race is decided already, f is called now, on
-// the calling goroutine. Once only.
-func (r *Evented) SetOnDone(f func(*race.Result, error)) {
-	r.mu.Lock()
-	if r.undelivered {
-		res, err := r.outRes, r.outErr
-		r.undelivered, r.outRes, r.outErr = false, nil, nil
-		r.mu.Unlock()
-		f(res, err)
-		return
-	}
-	r.onDone = f
-	r.mu.Unlock()
 }
 
 // StartEvented begins a race: its first actions are performed before it
 // returns. onDone is called exactly once with the outcome, on the goroutine
 // that decided it (possibly inside StartEvented or Cancel), outside the
 // race's lock; it must not block for long, since that goroutine may be the
-// poller that serves every race. A nil onDone is set later (SetOnDone),
-// before the outcome reaches anyone.
+// poller that serves every race.
 func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, error)) *Evented {
-	r := eventedPool.Get().(*Evented)
-	r.params, r.host, r.start, r.onDone = p, cfg.Host, time.Now(), onDone
+	r := &Evented{params: p, host: cfg.Host, start: time.Now(), onDone: onDone}
 	r.p = &r.params
 	if len(cfg.Static) != 1 {
 		// Only several addresses are sorted (a method value costs an
@@ -211,18 +154,13 @@ func (r *Evented) step(ev race.Event) {
 // it unlocked, calling onDone if the race was decided.
 func (r *Evented) settle(acts []race.Action) {
 	res, err, finished := r.play(acts)
-	onDone := r.onDone
 	if finished {
 		r.done = true
 		r.release()
-		if onDone == nil {
-			// Nobody to tell yet: SetOnDone will.
-			r.undelivered, r.outRes, r.outErr = true, res, err
-		}
 	}
 	r.mu.Unlock()
-	if finished && onDone != nil {
-		onDone(res, err)
+	if finished {
+		r.onDone(res, err)
 	}
 }
 
@@ -261,7 +199,6 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 		case race.ActionArmTimer:
 			r.armTimer(a.At)
 		case race.ActionAwaitPrefix64:
-			r.escaped = true
 			r.prefixCancel = awaitPrefix64(r.p, r.step)
 		case race.ActionCancelPrefix64:
 			r.cancelPrefix()
@@ -277,7 +214,6 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 }
 
 func (r *Evented) startLookup(f race.Family) {
-	r.escaped = true // the lookup's delivery holds r
 	if sys, ok := r.p.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine per lookup: the resolver's delivery steps the race.
 		// An answer known at once (a literal, a skipped family) comes
@@ -338,7 +274,6 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 			return
 		}
 	}
-	r.escaped = true // the poller holds r until the registration is gone
 	token, err := sharedPoller.register(fd, func(events uint32) { r.ready(id, events) })
 	if err != nil {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
@@ -392,7 +327,6 @@ func (r *Evented) armTimer(at time.Duration) {
 	}
 	d := max(at-r.now(), 0)
 	if r.timer == nil {
-		r.escaped = true // the timer holds r
 		r.timer = time.AfterFunc(d, r.timerFired)
 	} else {
 		r.timer.Reset(d)
