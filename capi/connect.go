@@ -317,11 +317,13 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 	if c == nil {
 		return rc
 	}
+	// The shim has set drive = HEV2_DRIVE_WAITER: the race is this
+	// thread's. With nothing that needs the handle afterwards (callback,
+	// job, recorded events), it looks once before it has a handle: a
+	// connect decided then (a loopback or LAN one, the common case) is
+	// done without one, and its race's memory serves the next connect.
+	// Nobody else could reach it meanwhile: the call has not blocked.
 	if c.opts.waiterDriven && !c.notifies() && !c.opts.recordEvents {
-		// The race looks once before it has a handle: a connect decided
-		// then (a loopback or LAN one, the common case) is done without
-		// one, and its race's memory serves the next connect. Nobody
-		// else could reach it meanwhile: it never blocked.
 		winner, race, err := c.opts.dialer.ConnectNow(c.host, c.port)
 		if winner >= 0 {
 			running.Add(-1)
