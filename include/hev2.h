@@ -715,7 +715,9 @@ int hev2_connect_len(const char *host, size_t host_len, const char *port,
  *   - any other code: the call was refused (bad host, port, options,
  *     timeout_ms, NULL out or fd); *out is 0, nothing was started.
  * *out is set before the wait begins, so another thread may hev2_cancel it
- * (an interpreter's unblocking function). *fd is -1 unless HEV2_OK. */
+ * (an interpreter's unblocking function). A race won at its first look,
+ * before the call could block (a loopback or LAN connect), never gets a
+ * handle: *out stays 0 throughout. *fd is -1 unless HEV2_OK. */
 int hev2_connect_wait(const char *host, const char *port, const hev2_options *o,
                       int timeout_ms, hev2_conn *out, int *fd);
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,7 +35,9 @@ import (
 // account (a Result whose FD is -1: the connection owns the socket) is
 // built only when account is true.
 func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account bool) (*net.TCPConn, *race.Result, error) {
-	r := &netpollRace{p: p, host: cfg.Host, start: time.Now(), timerAt: -1, account: account}
+	r := netpollPool.Get().(*netpollRace)
+	defer r.recycle()
+	r.p, r.host, r.start, r.timerAt, r.account = p, cfg.Host, time.Now(), -1, account
 	r.attempts = r.attemptsBuf[:0]
 	r.queued = r.queuedBuf[:0]
 	r.dialer.KeepAlive = 0 // Go's default: on, 15 s
@@ -58,6 +61,19 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account boo
 	r.m = &r.machine
 	r.m.Init(cfg)
 	return r.run(ctx)
+}
+
+// netpollPool keeps the races' memory (2 KiB, most of it the machine)
+// from one DialConn to the next. A race can always go back when DialConn
+// returns: its goroutines (attempts, lookups) were given copies of what
+// they need, never the race, and every attempt goroutine is gone by then
+// (cleanup); what DialConn returns (the connection, a Result, an *Error)
+// points to none of its memory.
+var netpollPool = sync.Pool{New: func() any { return new(netpollRace) }}
+
+func (r *netpollRace) recycle() {
+	*r = netpollRace{}
+	netpollPool.Put(r)
 }
 
 // netpollRace drives one Machine with net.Dialer attempts. Everything but

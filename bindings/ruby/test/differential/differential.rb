@@ -243,11 +243,17 @@ def eai_name(code)
 end
 
 # A local port no earlier call used (a reused one may meet its own TIME_WAIT).
+# A port nothing holds on any address: bound on the wildcard address and
+# without SO_REUSEADDR, so that the kernel never offers a port some earlier
+# case's TIME_WAIT socket still holds on 127.0.0.1 (a reuse-address bind may
+# get one; the connect under test, which binds the wildcard address without
+# SO_REUSEADDR, would then fail with EADDRINUSE).
 def free_port
-  s = Loopback.bound_socket("127.0.0.1")
+  s = Socket.new(:INET, :STREAM)
+  s.bind(Addrinfo.tcp("0.0.0.0", 0))
   Loopback.port_of(s)
 ensure
-  s.close
+  s&.close
 end
 
 def call(how, kase)
