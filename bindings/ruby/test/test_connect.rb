@@ -156,7 +156,12 @@ class TestConnect < Minitest::Test
   end
 
   def test_local_port_alone_binds_the_wildcard_address
-    closing(Loopback.listener("127.0.0.1"), Loopback.bound_socket("127.0.0.1")) do |srv, taken|
+    # The port is taken on the wildcard address without SO_REUSEADDR, as
+    # hev2 binds it: a reuse-address bind on 127.0.0.1 may be given a port
+    # a TIME_WAIT socket still holds there, which hev2's bind then refuses.
+    taken = Socket.new(:INET, :STREAM)
+    taken.bind(Addrinfo.tcp("0.0.0.0", 0))
+    closing(Loopback.listener("127.0.0.1"), taken) do |srv, _|
       free_port = Loopback.port_of(taken)
       taken.close # a port that was free a moment ago
       Hev2.tcp("127.0.0.1", Loopback.port_of(srv), nil, free_port) do |sock|
