@@ -29,31 +29,56 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 // connect as running: everything before the race starts. On a refusal it
 // returns nil and the refusal, and nothing is counted.
 func prepare(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options) (*conn, C.int) {
+	var req request
+	if rc := req.convert(host, hostLen, port, o); rc != C.HEV2_OK {
+		return nil, rc
+	}
+	return req.conn(), C.HEV2_OK
+}
+
+// request is what hev2_connect is given, converted and checked. It lives
+// on the caller's stack: a connect that needs no handle never allocates
+// one (hev2_connect_wait).
+type request struct {
+	host  string
+	port  uint16
+	opts  connOptions
+	start time.Time
+}
+
+// convert fills req from the caller's arguments and counts the connect as
+// running; on a refusal nothing is counted.
+func (req *request) convert(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options) C.int {
 	// Before anything that could make Go create its runtime poller (a
 	// timer, a pollable fd): with no fd free that would abort the host.
 	if err := core.Init(); err != nil {
-		return nil, refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
+		return refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
 	}
 	h, err := convertHost(host, hostLen)
 	if err != nil {
-		return nil, refuseErr(err)
+		return refuseErr(err)
 	}
 	if port == nil {
-		return nil, refuse(statusPort, "port is NULL")
+		return refuse(statusPort, "port is NULL")
 	}
 	p, err := core.ParsePort(cString(port, 64))
 	if err != nil {
-		return nil, refuseErr(err)
+		return refuseErr(err)
 	}
-	c := &conn{host: h, port: p, efd: -1}
-	if err := convertOptionsInto(o, &c.opts); err != nil {
-		return nil, refuseErr(err)
+	req.host, req.port = h, p
+	if err := convertOptionsInto(o, &req.opts); err != nil {
+		return refuseErr(err)
 	}
 	if !reserveSlot() {
-		return nil, refuse(statusCapacity, "over capacity: %d handles running, the cap set by hev2_set_max_handles", maxRunning.Load())
+		return refuse(statusCapacity, "over capacity: %d handles running, the cap set by hev2_set_max_handles", maxRunning.Load())
 	}
-	c.start = time.Now()
-	return c, C.HEV2_OK
+	req.start = time.Now()
+	return C.HEV2_OK
+}
+
+// conn is the handle that req becomes (not yet started nor published).
+func (req *request) conn() *conn {
+	return &conn{host: req.host, port: req.port, opts: req.opts, start: req.start, efd: -1}
 }
 
 // begin starts c's race and makes it a handle, its id at *out.
@@ -313,18 +338,19 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 	if timeoutMS < -1 || int64(timeoutMS) > C.HEV2_MAX_TIMEOUT_MS {
 		return refuse(statusInval, "timeout_ms %d out of range [-1, %d]", int(timeoutMS), C.HEV2_MAX_TIMEOUT_MS)
 	}
-	c, rc := prepare(host, hostLen, port, o)
-	if c == nil {
+	var req request
+	if rc := req.convert(host, hostLen, port, o); rc != C.HEV2_OK {
 		return rc
 	}
+	var c *conn
 	// The shim has set drive = HEV2_DRIVE_WAITER: the race is this
 	// thread's. With nothing that needs the handle afterwards (callback,
 	// job, recorded events), it looks once before it has a handle: a
 	// connect decided then (a loopback or LAN one, the common case) is
 	// done without one, and its race's memory serves the next connect.
 	// Nobody else could reach it meanwhile: the call has not blocked.
-	if c.opts.waiterDriven && !c.notifies() && !c.opts.recordEvents {
-		winner, race, err := c.opts.dialer.ConnectNow(c.host, c.port)
+	if ro := &req.opts; ro.waiterDriven && ro.doneFn == 0 && ro.job == 0 && !ro.recordEvents {
+		winner, race, err := ro.dialer.ConnectNow(req.host, req.port)
 		if winner >= 0 {
 			running.Add(-1)
 			created.Add(1) // a handle in all but its id, as before
@@ -332,6 +358,7 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 			return C.HEV2_OK
 		}
 		// Undecided, or failed: on with a handle, as below.
+		c = req.conn()
 		c.readyToPublish()
 		if race != nil {
 			c.race = race
@@ -342,6 +369,7 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 		}
 		rc = c.publishHandle(err, out)
 	} else {
+		c = req.conn()
 		rc = c.begin(out)
 	}
 	// *out is published here, before the wait: another thread can cancel.
