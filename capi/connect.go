@@ -266,6 +266,7 @@ func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
 	if c == nil {
 		return unknownHandle(id)
 	}
+	defer c.unref()
 	return c.wait(id, timeoutMS)
 }
 
@@ -359,6 +360,8 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 		}
 		// Undecided, or failed: on with a handle, as below.
 		c = req.conn()
+		c.refs.Add(1) // this call's, until it returns: see unref
+		defer c.unref()
 		c.readyToPublish()
 		if race != nil {
 			c.race = race
@@ -370,6 +373,8 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 		rc = c.publishHandle(err, out)
 	} else {
 		c = req.conn()
+		c.refs.Add(1)
+		defer c.unref()
 		rc = c.begin(out)
 	}
 	// *out is published here, before the wait: another thread can cancel.
@@ -377,7 +382,7 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 		return rc
 	}
 	id := *out
-	if lookup(id) == nil {
+	if !live(id) {
 		return unknownHandle(id) // released by another thread already
 	}
 	if rc := c.wait(id, timeoutMS); rc != C.HEV2_OK {
@@ -407,6 +412,7 @@ func hev2go_fd(id C.hev2_conn) (rc C.int) {
 	if c == nil {
 		return unknownHandle(id)
 	}
+	defer c.unref()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.released {
@@ -432,6 +438,7 @@ func hev2go_cancel(id C.hev2_conn) (rc C.int) {
 	if c == nil {
 		return unknownHandle(id)
 	}
+	defer c.unref()
 	c.mu.Lock()
 	running := !c.finished
 	if running {
@@ -456,6 +463,7 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 	if c == nil {
 		return unknownHandle(id)
 	}
+	defer c.unref() // the table's reference
 	c.mu.Lock()
 	c.released = true
 	if c.gone != nil {

@@ -36,6 +36,10 @@ type conn struct {
 	// handle with a callback or a job has one (notify waits on it).
 	published chan struct{}
 
+	// refs counts who holds the handle: the table until hev2_release, and
+	// each call that looked it up, until it returns (unref).
+	refs atomic.Int32
+
 	mu       sync.Mutex
 	finished bool
 	canceled bool
@@ -82,16 +86,66 @@ func reserveSlot() bool {
 	}
 }
 
+// lookup returns the live handle id with a reference taken: the caller
+// drops it (unref) when done with the handle, and until then the race's
+// memory is not reused (recycle).
 func lookup(id C.hev2_conn) *conn {
 	table.Lock()
 	defer table.Unlock()
-	return table.m[uint64(id)]
+	c := table.m[uint64(id)]
+	if c != nil {
+		c.refs.Add(1)
+	}
+	return c
 }
 
+// live reports whether id is a live handle (no reference taken).
+func live(id C.hev2_conn) bool {
+	table.Lock()
+	defer table.Unlock()
+	return table.m[uint64(id)] != nil
+}
+
+// insert makes c a live handle; the table holds a reference to it until
+// hev2_release.
 func insert(c *conn) {
+	c.refs.Add(1)
 	table.Lock()
 	table.m[c.id] = c
 	table.Unlock()
+}
+
+// unref drops a reference; the last one lets the race's memory serve a
+// later connect (recycle).
+func (c *conn) unref() {
+	if c.refs.Add(-1) == 0 {
+		c.recycle()
+	}
+}
+
+// recycle gives back the memory of a released handle's race once nothing
+// can reach it: the handle is out of the table and no call holds it (every
+// call that looks a handle up holds a reference until it returns). Its
+// result, which points into that memory, goes with it. A race still
+// running, or one that a goroutine of the library may still reach (core
+// knows: the poller, a timer, a lookup), is left to the garbage collector.
+func (c *conn) recycle() {
+	c.mu.Lock()
+	finished := c.finished
+	if finished {
+		c.res = nil
+	}
+	c.mu.Unlock()
+	if !finished {
+		return
+	}
+	switch {
+	case c.race != nil:
+		c.race.Recycle()
+	case c.pending != nil:
+		c.pending.Recycle()
+	}
+	c.race, c.pending = nil, nil
 }
 
 // remove takes c out of the table; only the first caller gets it, so a

@@ -17,7 +17,8 @@ import (
 // for; capi only copies its fields out.
 
 // reportOf returns a done handle's report, building it on first use, or
-// the status to answer. It holds c.mu.
+// the status to answer. It holds c.mu, and a reference the caller drops
+// (unref) after unlocking.
 func reportOf(id C.hev2_conn) (*conn, *core.Report, C.int) {
 	c, rc := doneConn(id)
 	if c == nil {
@@ -26,12 +27,14 @@ func reportOf(id C.hev2_conn) (*conn, *core.Report, C.int) {
 	c.mu.Lock()
 	if c.released {
 		c.mu.Unlock()
+		c.unref()
 		return nil, nil, unknownHandle(id)
 	}
 	if c.report == nil {
 		rep, err := core.NewReport(c.events)
 		if err != nil {
 			c.mu.Unlock()
+			c.unref()
 			if errors.Is(err, core.ErrNoTrace) {
 				return nil, nil, refuse(statusInval, "handle %d has no recorded events (made with record_events = 0, or its race ended before it started)", uint64(id))
 			}
@@ -49,6 +52,7 @@ func hev2go_report(id C.hev2_conn, r *C.hev2_report_info) (rc C.int) {
 	if c == nil {
 		return rc
 	}
+	defer c.unref()
 	defer c.mu.Unlock()
 	r.status = C.int(c.out.status)
 	r.connected = boolInt(rep.Connected)
@@ -83,6 +87,7 @@ func hev2go_report_lookup(id C.hev2_conn, i C.int, l *C.hev2_report_lookup_info)
 	if c == nil {
 		return rc
 	}
+	defer c.unref()
 	defer c.mu.Unlock()
 	if i < 0 || int(i) >= len(rep.Lookups) {
 		return refuse(statusInval, "lookup index %d out of range (0: AAAA, 1: A)", int(i))
@@ -108,6 +113,7 @@ func hev2go_report_attempt(id C.hev2_conn, i C.int, a *C.hev2_report_attempt_inf
 	if c == nil {
 		return rc
 	}
+	defer c.unref()
 	defer c.mu.Unlock()
 	if i < 0 || int(i) >= len(rep.Attempts) {
 		return refuse(statusInval, "attempt index %d out of range (the report has %d attempts)", int(i), len(rep.Attempts))

@@ -22,6 +22,7 @@ import (
 )
 
 // doneConn returns the handle if it is done, or the status to answer.
+// The caller drops the reference it holds on success (unref).
 func doneConn(id C.hev2_conn) (*conn, C.int) {
 	c := lookup(id)
 	if c == nil {
@@ -31,6 +32,7 @@ func doneConn(id C.hev2_conn) (*conn, C.int) {
 	case <-c.done:
 		return c, C.HEV2_OK
 	default:
+		c.unref()
 		return nil, refuse(statusAgain, "handle %d is still running", uint64(id))
 	}
 }
@@ -42,6 +44,7 @@ func hev2go_result(id C.hev2_conn, r *C.hev2_result_info) (rc C.int) {
 	if c == nil {
 		return rc
 	}
+	defer c.unref()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.released {
@@ -125,6 +128,7 @@ func hev2go_get_attempt(id C.hev2_conn, i C.int, a *C.hev2_attempt_info) (rc C.i
 	if c == nil {
 		return rc
 	}
+	defer c.unref()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var attempts []core.AttemptInfo
@@ -159,6 +163,7 @@ func hev2go_get_event(id C.hev2_conn, i C.int, e *C.hev2_event_info) (rc C.int) 
 	if c == nil {
 		return rc
 	}
+	defer c.unref()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if i < 0 || int(i) >= len(c.events) {
@@ -229,6 +234,7 @@ func hev2go_errmsg(id C.hev2_conn, buf *C.char, size C.size_t) (rc C.int) {
 	if c == nil {
 		return C.HEV2_EHANDLE
 	}
+	defer c.unref()
 	select {
 	case <-c.done:
 	default:

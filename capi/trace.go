@@ -29,6 +29,7 @@ func hev2go_write_trace(id C.hev2_conn, format C.int, fd C.int, path *C.char, n 
 	if c == nil {
 		return rc
 	}
+	defer c.unref()
 	c.mu.Lock()
 	if c.released {
 		c.mu.Unlock()

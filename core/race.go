@@ -56,6 +56,14 @@ func (d *Dialer) ConnectNow(host string, port uint16) (fd int, race *Race, err e
 	return fd, nil, nil
 }
 
+// Recycle gives the memory of a decided race back for later races, and
+// reports whether it did (a race still running, or one a lookup or the
+// NAT64 discovery may still reach, is left to the garbage collector). The
+// caller vouches that nothing else holds the race or its Result or Error
+// any more (no goroutine in Wait, Cancel or Result); afterwards neither it
+// nor its Result may be used.
+func (r *Race) Recycle() bool { return r.r.Recycle() }
+
 // SetOnDone sets the function called once the race is decided, on the
 // thread that decides it; it must not block. Only for a race that no other
 // goroutine can reach yet (from ConnectNow): if it is decided already, f is
@@ -102,6 +110,14 @@ func (d *Dialer) ConnectAsync(host string, port uint16, onDone func(*Result, err
 // Cancel ends the race with cause unless it is decided already; any
 // goroutine, any moment, idempotent.
 func (p *Pending) Cancel(cause error) { p.r.Cancel(cause) }
+
+// Recycle gives the memory of a decided race back for later races, and
+// reports whether it did: only a race no goroutine of the library ever
+// held (a loopback connect settled as it started; not one that waited on
+// the poller, a timer, a lookup or the NAT64 discovery). The caller
+// vouches that nothing else holds the race or its Result any more;
+// afterwards neither may be used.
+func (p *Pending) Recycle() bool { return p.r.Recycle() }
 
 // Look gives the race one look at its sockets without waiting, on the
 // calling goroutine, and steps it with what is ready; it reports whether

@@ -471,23 +471,39 @@ struct many_args {
 	int bad;
 };
 
+/* One connect three ways in turn: hev2_connect_wait, and hev2_connect +
+ * hev2_wait + hev2_result + hev2_release with either drive (a released
+ * handle's race memory is reused too). */
 static void *many_connect_wait(void *arg)
 {
 	struct many_args *a = arg;
-	hev2_options o;
-	waiter_options(&o);
-	for (int i = 0; i < 200; i++) {
+	hev2_options waiter, library;
+	waiter_options(&waiter);
+	hev2_options_init(&library);
+	for (int i = 0; i < 300; i++) {
 		char p[16];
 		int want = a->ports[i % 2];
 		snprintf(p, sizeof p, "%d", want);
 		hev2_conn c;
-		int fd;
-		if (hev2_connect_wait("127.0.0.1", p, &o, -1, &c, &fd) != HEV2_OK) {
-			__atomic_add_fetch(&a->bad, 1, __ATOMIC_RELAXED);
+		int fd = -1;
+		if (i % 3 == 0) {
+			if (hev2_connect_wait("127.0.0.1", p, &waiter, -1, &c, &fd) != HEV2_OK || c != 0) {
+				__atomic_add_fetch(&a->bad, 1, __ATOMIC_RELAXED);
+				hev2_release(c);
+				continue;
+			}
+		} else {
+			hev2_result_info r = {.size = sizeof r};
+			if (hev2_connect("127.0.0.1", p, i % 3 == 1 ? &waiter : &library, &c) != HEV2_OK ||
+			    hev2_wait(c, -1) != HEV2_OK || hev2_result(c, &r) != HEV2_OK || r.status != HEV2_OK) {
+				__atomic_add_fetch(&a->bad, 1, __ATOMIC_RELAXED);
+				hev2_release(c);
+				continue;
+			}
+			fd = r.fd;
 			hev2_release(c);
-			continue;
 		}
-		if (c != 0 || peer_port(fd) != want)
+		if (peer_port(fd) != want)
 			__atomic_add_fetch(&a->bad, 1, __ATOMIC_RELAXED);
 		close(fd);
 	}

@@ -109,14 +109,14 @@ func Start(cfg race.MachineConfig, p Params, onDone func()) *Driven {
 // been given back to the kernel and faults in page by page.
 var drivenPool = sync.Pool{New: func() any { return new(Driven) }}
 
-// Recycle gives the memory of a race that was won back for a later race,
-// and reports whether it did. Only a race that nothing but its caller can
-// reach qualifies: won, its winner handed over, never shared with another
-// goroutine (no lookup, no NAT64 discovery), never waited for by another
-// thread, with no onDone. The caller must not touch r, nor the Result it
-// got from it, afterwards.
+// Recycle gives the memory of a decided race back for a later race, and
+// reports whether it did. The caller vouches that nothing of its own still
+// holds r or its outcome (the Result points into r); r itself refuses if
+// it was shared with another goroutine (a lookup, the NAT64 discovery) or
+// waited for by a second thread, or is still running. The caller must not
+// touch r, nor its Result, afterwards.
 func (r *Driven) Recycle() bool {
-	if !r.finished.Load() || r.res == nil || r.escaped || r.doneCh != nil || r.onDone != nil {
+	if !r.finished.Load() || r.escaped || r.doneCh != nil {
 		return false
 	}
 	*r = Driven{}

@@ -38,6 +38,33 @@ type Evented struct {
 	sources      sourceCache
 	done         bool
 	onDone       func(*race.Result, error)
+	// escaped: the race handed itself to another goroutine (the poller,
+	// a timer, a lookup's delivery, the NAT64 discovery), which may still
+	// reach it after it is decided; such a race is never recycled.
+	escaped bool
+}
+
+// eventedPool keeps the memory of races that ended without any goroutine
+// of the library holding them (Recycle), as drivenPool does for Driven.
+var eventedPool = sync.Pool{New: func() any { return new(Evented) }}
+
+// Recycle gives the memory of a decided race back for a later race, and
+// reports whether it did. The caller vouches that nothing of its own still
+// holds r or its outcome (the Result points into r); r itself refuses if
+// it was ever shared with another goroutine (registered with the poller,
+// a timer, a lookup, the NAT64 discovery), or is still running. In
+// practice: a loopback connect settled as it started. The caller must not
+// touch r, nor its Result, afterwards.
+func (r *Evented) Recycle() bool {
+	r.mu.Lock()
+	ok := r.done && !r.escaped
+	r.mu.Unlock()
+	if !ok {
+		return false
+	}
+	*r = Evented{}
+	eventedPool.Put(r)
+	return true
 }
 
 // StartEvented begins a race: its first actions are performed before it
@@ -46,7 +73,8 @@ type Evented struct {
 // race's lock; it must not block for long, since that goroutine may be the
 // poller that serves every race.
 func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, error)) *Evented {
-	r := &Evented{params: p, host: cfg.Host, start: time.Now(), onDone: onDone}
+	r := eventedPool.Get().(*Evented)
+	r.params, r.host, r.start, r.onDone = p, cfg.Host, time.Now(), onDone
 	r.p = &r.params
 	if len(cfg.Static) != 1 {
 		// Only several addresses are sorted (a method value costs an
@@ -199,6 +227,7 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 		case race.ActionArmTimer:
 			r.armTimer(a.At)
 		case race.ActionAwaitPrefix64:
+			r.escaped = true
 			r.prefixCancel = awaitPrefix64(r.p, r.step)
 		case race.ActionCancelPrefix64:
 			r.cancelPrefix()
@@ -214,6 +243,7 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 }
 
 func (r *Evented) startLookup(f race.Family) {
+	r.escaped = true // the lookup's delivery holds r
 	if sys, ok := r.p.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine per lookup: the resolver's delivery steps the race.
 		// An answer known at once (a literal, a skipped family) comes
@@ -274,6 +304,7 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 			return
 		}
 	}
+	r.escaped = true // the poller holds r until the registration is gone, and later
 	token, err := sharedPoller.register(fd, func(events uint32) { r.ready(id, events) })
 	if err != nil {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
@@ -327,6 +358,7 @@ func (r *Evented) armTimer(at time.Duration) {
 	}
 	d := max(at-r.now(), 0)
 	if r.timer == nil {
+		r.escaped = true // the timer holds r
 		r.timer = time.AfterFunc(d, r.timerFired)
 	} else {
 		r.timer.Reset(d)

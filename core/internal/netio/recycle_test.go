@@ -60,11 +60,58 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 		t.Fatal("recycled a race whose lookups' deliveries may still reach it")
 	}
 
-	r = Start(literal, Params{}, func() {})
+	// A failure is recycled too; a race a second thread waited for is not
+	// (it made the race's done channel, which that thread may still hold).
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := race.MachineConfig{Host: "127.0.0.1", Port: uint16(closed.Addr().(*net.TCPAddr).Port), Static: literal.Static}
+	closed.Close()
+	r = Start(refused, Params{}, func() {})
+	r.Drive(time.Now().Add(5 * time.Second))
+	if _, err := r.Outcome(); err == nil {
+		t.Fatal("a closed port accepted")
+	}
+	if !r.Recycle() {
+		t.Fatal("a refused race nobody else holds was not recycled")
+	}
+	r = Start(literal, Params{}, nil)
+	r.waitForDriver(time.Now()) // as a second waiter would
 	r.Drive(time.Now().Add(5 * time.Second))
 	res, _ = r.Outcome()
 	unix.Close(res.FD)
 	if r.Recycle() {
-		t.Fatal("recycled a race with an onDone")
+		t.Fatal("recycled a race a second waiter held")
+	}
+}
+
+// The library-driven race: a loopback connect settled as it started is
+// recycled; one that went through the poller is not (a late callback of
+// the poller could still reach it).
+func TestRecycleEventedOnlyWhenNothingHoldsIt(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := uint16(ln.Addr().(*net.TCPAddr).Port)
+	literal := race.MachineConfig{Host: "127.0.0.1", Port: port, Static: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
+
+	outcome := make(chan *race.Result, 1)
+	r := StartEvented(literal, Params{}, func(res *race.Result, _ error) { outcome <- res })
+	res := <-outcome
+	unix.Close(res.FD)
+	if !r.Recycle() {
+		t.Fatal("a won loopback race nobody else holds was not recycled")
+	}
+
+	was := SetLoopbackLook(false) // through the poller
+	defer SetLoopbackLook(was)
+	r = StartEvented(literal, Params{}, func(res *race.Result, _ error) { outcome <- res })
+	res = <-outcome
+	unix.Close(res.FD)
+	if r.Recycle() {
+		t.Fatal("recycled a race the poller held")
 	}
 }
