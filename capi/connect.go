@@ -18,22 +18,11 @@ import (
 //export hev2go_connect
 func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options, out *C.hev2_conn) (rc C.int) {
 	defer guard(&rc)
-	c, rc := prepare(host, hostLen, port, o)
-	if c == nil {
-		return rc
-	}
-	return c.begin(out)
-}
-
-// prepare converts and checks what hev2_connect is given and counts the
-// connect as running: everything before the race starts. On a refusal it
-// returns nil and the refusal, and nothing is counted.
-func prepare(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options) (*conn, C.int) {
 	var req request
 	if rc := req.convert(host, hostLen, port, o); rc != C.HEV2_OK {
-		return nil, rc
+		return rc
 	}
-	return req.conn(), C.HEV2_OK
+	return req.conn().begin(out)
 }
 
 // request is what hev2_connect is given, converted and checked. It lives
@@ -101,6 +90,20 @@ func (c *conn) begin(out *C.hev2_conn) C.int {
 		// poller, its timers and its lookups' answers (core.Pending).
 		c.gone = make(chan struct{})
 		c.pending, err = co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
+	}
+	return c.publishHandle(err, out)
+}
+
+// adopt makes c a handle, its id at *out, around a race that ConnectNow
+// started and did not win (race is nil when err says why none started).
+func (c *conn) adopt(race *core.Race, err error, out *C.hev2_conn) C.int {
+	c.readyToPublish()
+	if race != nil {
+		c.race = race
+		race.SetOnDone(c.raceDone)
+		if race.Done() {
+			c.raceDone()
+		}
 	}
 	return c.publishHandle(err, out)
 }
@@ -232,7 +235,7 @@ func (c *conn) publish(res *core.Result, err error) {
 // notifies reports whether the handle has a callback or a job: it then
 // counts as running until they have fired, so that a host that waits for
 // handles_running to drain also waits for its callbacks.
-func (c *conn) notifies() bool { return c.opts.doneFn != 0 || c.opts.job != 0 }
+func (c *conn) notifies() bool { return c.opts.notifies() }
 
 // notify fires the completion callback and the job, once the caller holds
 // the handle's id, on a goroutine of its own (never the caller's stack,
@@ -343,38 +346,30 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 	if rc := req.convert(host, hostLen, port, o); rc != C.HEV2_OK {
 		return rc
 	}
-	var c *conn
 	// The shim has set drive = HEV2_DRIVE_WAITER: the race is this
 	// thread's. With nothing that needs the handle afterwards (callback,
 	// job, recorded events), it looks once before it has a handle: a
 	// connect decided then (a loopback or LAN one, the common case) is
 	// done without one, and its race's memory serves the next connect.
 	// Nobody else could reach it meanwhile: the call has not blocked.
-	if ro := &req.opts; ro.waiterDriven && ro.doneFn == 0 && ro.job == 0 && !ro.recordEvents {
-		winner, race, err := ro.dialer.ConnectNow(req.host, req.port)
-		if winner >= 0 {
+	now := req.opts.waiterDriven && !req.opts.notifies() && !req.opts.recordEvents
+	var race *core.Race
+	var err error
+	if now {
+		var winner int
+		if winner, race, err = req.opts.dialer.ConnectNow(req.host, req.port); winner >= 0 {
 			running.Add(-1)
 			created.Add(1) // a handle in all but its id, as before
 			*out, *fd = 0, C.int(winner)
 			return C.HEV2_OK
 		}
-		// Undecided, or failed: on with a handle, as below.
-		c = req.conn()
-		c.refs.Add(1) // this call's, until it returns: see unref
-		defer c.unref()
-		c.readyToPublish()
-		if race != nil {
-			c.race = race
-			race.SetOnDone(c.raceDone)
-			if race.Done() {
-				c.raceDone()
-			}
-		}
-		rc = c.publishHandle(err, out)
+	}
+	c := req.conn()
+	c.refs.Add(1) // this call's, until it returns: see unref
+	defer c.unref()
+	if now {
+		rc = c.adopt(race, err, out) // undecided, or failed
 	} else {
-		c = req.conn()
-		c.refs.Add(1)
-		defer c.unref()
 		rc = c.begin(out)
 	}
 	// *out is published here, before the wait: another thread can cancel.

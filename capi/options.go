@@ -28,6 +28,9 @@ type connOptions struct {
 	waiterDriven bool
 }
 
+// notifies reports whether the options ask for a callback or a job.
+func (co *connOptions) notifies() bool { return co.doneFn != 0 || co.job != 0 }
+
 // convertOptions reads a full-size hev2_options (the shim has already
 // checked and copied the caller's size-versioned struct) into a Dialer.
 // It only converts C's representation: a flag must be 0 or 1, an enum one

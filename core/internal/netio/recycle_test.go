@@ -21,17 +21,24 @@ func (a answerResolver) LookupFamily(_ context.Context, _ string, f race.Family)
 	return nil, nil
 }
 
-// Recycle takes back only a won race that nobody else can reach: not one
-// whose lookups' deliveries hold it, not one still running, not one with
-// an onDone.
-func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
+// literalRace is a race to 127.0.0.1 and a loopback listener that accepts
+// it (closed at the end of the test).
+func literalRace(t *testing.T) race.MachineConfig {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
+	t.Cleanup(func() { ln.Close() })
 	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	literal := race.MachineConfig{Host: "127.0.0.1", Port: port, Static: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
+	return race.MachineConfig{Host: "127.0.0.1", Port: port, Static: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
+}
+
+// Recycle takes back a decided race (won or failed) that nothing of the
+// library holds: not one still running, not one whose lookups' deliveries
+// hold it, not one a second waiter held.
+func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
+	literal := literalRace(t)
+	port := literal.Port
 
 	r := Start(literal, Params{}, nil)
 	if r.Recycle() {
@@ -51,7 +58,7 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 	if !r.Drive(time.Now().Add(5 * time.Second)) {
 		t.Fatal("undecided")
 	}
-	res, err = r.Outcome()
+	res, err := r.Outcome()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,13 +97,7 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 // recycled; one that went through the poller is not (a late callback of
 // the poller could still reach it).
 func TestRecycleEventedOnlyWhenNothingHoldsIt(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	literal := race.MachineConfig{Host: "127.0.0.1", Port: port, Static: []netip.Addr{netip.MustParseAddr("127.0.0.1")}}
+	literal := literalRace(t)
 
 	outcome := make(chan *race.Result, 1)
 	r := StartEvented(literal, Params{}, func(res *race.Result, _ error) { outcome <- res })
