@@ -28,8 +28,6 @@ void hev2c_fill_sockaddr(hev2_result_info *r, const unsigned char *addr,
 /* The callback pointer and its user data travel through Go as integers:
  * a user's data may be any bit pattern ((void *)1 is common), and the Go
  * runtime aborts if it meets such a value typed as a pointer. */
-uintptr_t hev2c_done_fn_of(const hev2_options *o) { return (uintptr_t)o->on_done; }
-uintptr_t hev2c_done_data_of(const hev2_options *o) { return (uintptr_t)o->on_done_data; }
 
 void hev2c_call_done_u(uintptr_t fn, hev2_conn c, int status, uintptr_t data)
 {

@@ -53,8 +53,6 @@ void hev2c_eventfd_signal(int fd);       /* makes fd readable */
 
 /* glue.c: what Go cannot do itself (call a C function pointer, fill a
  * union-laden struct). */
-uintptr_t hev2c_done_fn_of(const hev2_options *o);
-uintptr_t hev2c_done_data_of(const hev2_options *o);
 void hev2c_call_done_u(uintptr_t fn, hev2_conn c, int status, uintptr_t data);
 void hev2c_fill_sockaddr(hev2_result_info *r, const unsigned char *addr,
                          int addr_len, int port, uint32_t scope_id);

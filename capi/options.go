@@ -10,6 +10,7 @@ import "C"
 import (
 	"net/netip"
 	"time"
+	"unsafe"
 
 	"github.com/hev2/hev2/core"
 	"github.com/hev2/hev2/internal/cparse"
@@ -84,7 +85,7 @@ func convertOptionsInto(o *C.hev2_options, co *connOptions) error {
 		return fail(statusOptions, "family %d is not AF_UNSPEC, AF_INET or AF_INET6", int(o.family))
 	}
 	if o.local_host != nil {
-		s := C.GoStringN(o.local_host, C.int(C.strnlen(o.local_host, 128)))
+		s := cString(o.local_host, 128)
 		a, perr := cparse.LocalHost(s)
 		if perr != nil {
 			return fail(statusOptions, "%s", perr)
@@ -129,8 +130,11 @@ func convertOptionsInto(o *C.hev2_options, co *connOptions) error {
 	default:
 		return fail(statusOptions, "nat64 %d is not HEV2_NAT64_AUTO (0) or HEV2_NAT64_OFF (1)", int(o.nat64))
 	}
-	co.doneFn = uintptr(C.hev2c_done_fn_of(o))
-	co.doneData = uintptr(C.hev2c_done_data_of(o))
+	// Read as integers, never as Go pointers (see hev2c_call_done_u: the
+	// data may be any bit pattern), and in Go: a call into C for them on
+	// every connect cost more than the whole conversion.
+	co.doneFn = *(*uintptr)(unsafe.Pointer(&o.on_done))
+	co.doneData = *(*uintptr)(unsafe.Pointer(&o.on_done_data))
 	return nil
 }
 
@@ -140,7 +144,20 @@ func millis(v C.int) time.Duration { return time.Duration(v) * time.Millisecond 
 // cString copies a NUL-terminated C string of at most max bytes (a longer
 // one is cut, and then refused by the parser as malformed).
 func cString(p *C.char, max int) string {
-	return C.GoStringN(p, C.int(C.strnlen(p, C.size_t(max))))
+	return C.GoStringN(p, C.int(cStrnlen(p, max)))
+}
+
+// cStrnlen is strnlen(3) in Go: the port string is measured on every
+// connect, and a call into C for it costs more than the loop. It reads byte
+// by byte up to the NUL or max, never further, as strnlen may.
+func cStrnlen(p *C.char, max int) int {
+	b := unsafe.Pointer(p)
+	for n := 0; n < max; n++ {
+		if *(*byte)(unsafe.Add(b, n)) == 0 {
+			return n
+		}
+	}
+	return max
 }
 
 // parseStaticHosts and parseNameservers are internal/cparse's parsers

@@ -111,12 +111,17 @@ def abi_floor(port):
 
     lib = _abi.api()
     host, service = HOST.encode(), str(port).encode()
+    # The winner's fd blocking, as create_connection asks for a socket
+    # without timeout: the library clears O_NONBLOCK, no settimeout.
+    options = _abi.Options()
+    lib.hev2_options_init_size(_abi.ctypes.byref(options), _abi.ctypes.sizeof(options))
+    options.drive, options.blocking = _abi.DRIVE_WAITER, 1
     out = _abi.hev2_conn(0)
     fd = _abi.ctypes.c_int(-1)
     out_ref, fd_ref = _abi.ctypes.byref(out), _abi.ctypes.byref(fd)
 
     def connect(port):
-        rc = lib.hev2_connect_wait(host, service, None, 50, out_ref, fd_ref)
+        rc = lib.hev2_connect_wait(host, service, options, 50, out_ref, fd_ref)
         while rc == _abi.EAGAIN:
             rc = lib.hev2_wait(out.value, 50)
         if out.value:  # not won within the first call: the handle's fd
@@ -125,9 +130,7 @@ def abi_floor(port):
             lib.hev2_result(out.value, _abi.ctypes.byref(r))
             lib.hev2_release(out.value)
             fd.value = r.fd
-        s = socket.socket(-1, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=fd.value)
-        s.settimeout(None)
-        return s
+        return socket.socket(-1, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=fd.value)
 
     return connect
 

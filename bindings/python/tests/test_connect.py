@@ -37,11 +37,16 @@ def test_same_mode_and_timeout_as_socket_create_connection():
                     else:
                         with socket.create_connection(("127.0.0.1", port), timeout) as plain:
                             want = (plain.gettimeout(), plain.getblocking())
-                    with hev2.create_connection(("127.0.0.1", port), timeout) as s:
-                        assert (s.gettimeout(), s.getblocking()) == want, (default, timeout)
-                        # and the fd really is in that mode (not just the object)
-                        nonblocking = bool(fcntl.fcntl(s.fileno(), fcntl.F_GETFL) & os.O_NONBLOCK)
-                        assert nonblocking == (s.gettimeout() is not None)
+                    # Each way to a socket: the common call (the fd comes
+                    # blocking from the library when it is to block), a
+                    # struct of its own, and the recorded race (a handle
+                    # made by hev2_connect).
+                    for more in ({}, {"nodelay": True}, {"report": True}):
+                        with hev2.create_connection(("127.0.0.1", port), timeout, **more) as s:
+                            assert (s.gettimeout(), s.getblocking()) == want, (default, timeout, more)
+                            # and the fd really is in that mode (not just the object)
+                            nonblocking = bool(fcntl.fcntl(s.fileno(), fcntl.F_GETFL) & os.O_NONBLOCK)
+                            assert nonblocking == (s.gettimeout() is not None), (default, timeout, more)
     finally:
         socket.setdefaulttimeout(old)
 

@@ -15,7 +15,7 @@ import pytest
 
 import hev2
 from conftest import child_env
-from hev2 import _abi, _handle
+from hev2 import _abi, _handle, _options
 from hev2._options import build_request
 from loopback import listener
 
@@ -42,12 +42,15 @@ def built_options(monkeypatch):
     seen = []
     real = _handle.options_for
 
-    def recording(req, waiter=False, record=False):
-        o = real(req, waiter, record)
+    def recording(req, *args, **kw):
+        o = real(req, *args, **kw)
         seen.append(o)
         return o
 
     monkeypatch.setattr(_handle, "options_for", recording)
+    # A request of the common call keeps its C arguments: a fresh cache, so
+    # that this test's first connect to a destination builds them.
+    monkeypatch.setattr(_options, "_common", {})
     return seen
 
 
@@ -66,9 +69,10 @@ def test_a_default_blocking_connection_passes_the_shared_waiter_struct(built_opt
     finally:
         socket.setdefaulttimeout(old)
     (o,) = built_options
-    assert o is _handle.waiter_default_options()  # built once, not per connect
+    assert o is _handle.waiter_default_options(blocking=True)  # built once, not per connect
     want = fields(_handle.options_template())
     want["drive"] = _abi.DRIVE_WAITER
+    want["blocking"] = 1  # no timeout: the fd comes blocking, no settimeout
     assert fields(o) == want
 
 
@@ -170,6 +174,37 @@ def test_the_common_call_gives_the_same_request_as_the_full_checks(timeout):
     full = request(("[::1]", "http"), timeout, source=())
     assert fast == full
     assert (fast.host, fast.port) == ("[::1]", 80)  # the library takes the brackets off
+
+
+def test_the_common_call_checks_a_destination_once_and_shares_its_request(monkeypatch):
+    monkeypatch.setattr(_options, "_common", {})
+    first = _options.common_request(("127.0.0.1", 80), DEFAULT)
+    assert first == request()  # what the full checks build
+    assert _options.common_request(("127.0.0.1", 80), DEFAULT) is first
+    assert _options.common_request(("127.0.0.1", 80), None) is first  # DEFAULT is None here
+    old = socket.getdefaulttimeout()
+    try:
+        socket.setdefaulttimeout(3.0)
+        # The socket's default timeout, read at each call, is in the key.
+        later = _options.common_request(("127.0.0.1", 80), DEFAULT)
+    finally:
+        socket.setdefaulttimeout(old)
+    assert later is not first and later.socket_timeout == 3.0 == later.connect_timeout
+    assert len(_options._common) == 2
+    # What must meet the checks on every call is never a key: True == 1.
+    for bad, error in [(("127.0.0.1", True), TypeError), (("127.0.0.1\0", 80), ValueError), (("127.0.0.1", 70000), OverflowError)]:
+        for _ in range(2):
+            with pytest.raises(error):
+                _options.common_request(bad, DEFAULT)
+    assert _options.common_request((b"127.0.0.1", "80"), DEFAULT) == first
+    assert len(_options._common) == 2
+
+
+def test_the_common_requests_are_bounded(monkeypatch):
+    monkeypatch.setattr(_options, "_common", {})
+    for port in range(1, 2 * _options.COMMON_REQUESTS_MAX):
+        _options.common_request(("127.0.0.1", port), DEFAULT)
+        assert len(_options._common) <= _options.COMMON_REQUESTS_MAX
 
 
 HEAVY = ("pathlib", "asyncio", "ctypes", "ctypes.util", "dataclasses", "typing", "threading", "ipaddress", "inspect")

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import hev2
-from hev2 import _abi, _connect, _handle
+from hev2 import _abi, _connect, _handle, _options
 from loopback import blackhole, fd_count, listener, refusing
 
 
@@ -24,12 +24,13 @@ def drives(monkeypatch):
     seen = []
     real = _handle.options_for
 
-    def recording(req, waiter=False):
-        o = real(req, waiter)
+    def recording(req, waiter=False, *args, **kw):
+        o = real(req, waiter, *args, **kw)
         seen.append(None if o is None else (o.size, o.drive))
         return o
 
     monkeypatch.setattr(_handle, "options_for", recording)
+    monkeypatch.setattr(_options, "_common", {})  # no request keeps C arguments from before
     return seen
 
 

@@ -158,7 +158,9 @@ func applySocketOptions(fd int, d *SocketOptions) error {
 		}
 	}
 	if d.Blocking {
-		if err := unix.SetNonblock(fd, false); err != nil {
+		// One system call, not F_GETFL then F_SETFL: the library made this
+		// socket, with O_NONBLOCK the only status flag F_SETFL can change.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,7 @@ import os
 import socket
 
 from ._handle import RUNNING, WON, Handle, Winner, connect_and_wait, new_conn_id, release
-from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request
+from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request, common_request
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -92,32 +92,43 @@ def create_connection(
     holds every detail. The wait releases the GIL, and Ctrl-C cancels the
     connection and raises KeyboardInterrupt.
     """
-    req = build_request(
-        address,
-        timeout,
-        source_address,
-        resolv_timeout=resolv_timeout,
-        connect_timeout=connect_timeout,
-        open_timeout=open_timeout,
-        fast_fallback=fast_fallback,
-        more=more,
-    )
-    all_errors = bool(all_errors)
+    if (
+        not more
+        and source_address is None
+        and resolv_timeout is None
+        and connect_timeout is None
+        and open_timeout is None
+        and fast_fallback is True
+    ):
+        req = common_request(address, timeout)
+    else:
+        req = build_request(
+            address,
+            timeout,
+            source_address,
+            resolv_timeout=resolv_timeout,
+            connect_timeout=connect_timeout,
+            open_timeout=open_timeout,
+            fast_fallback=fast_fallback,
+            more=more,
+        )
     if report:
         from ._report import connect_reporting
 
-        return connect_reporting(req, all_errors)
+        return connect_reporting(req, bool(all_errors))
     outcome = connect_blocking(req)
     if not isinstance(outcome, Winner):
         # Not imported by `import hev2` (dataclasses); the first connection loaded it.
         from ._errors import to_exception
 
-        raise to_exception(outcome, all_errors)
-    return wrap_socket(outcome, req)
+        raise to_exception(outcome, bool(all_errors))
+    # connect_blocking asked for a blocking fd when the socket is to block.
+    return wrap_socket(outcome, req, fd_blocking=req.socket_timeout is None)
 
 
 def connect_blocking(req: ConnectRequest) -> Winner | Failure:
-    """Runs one connection to its outcome on the calling thread: the race is
+    """Runs one connection to its outcome on the calling thread (the winner's
+    fd blocking when req.socket_timeout is None): the race is
     driven by this thread inside hev2_wait (no library thread hands it over,
     no eventfd per connect), in slices so that Python runs its signal
     handlers in between. KeyboardInterrupt, or any exception raised between
@@ -161,7 +172,7 @@ def connect_traced(req: ConnectRequest) -> Winner | Failure:
     handle must outlive the outcome (hev2_connect_wait would release a won
     one), so it is made with hev2_connect, waited for in slices on this
     thread, written with hev2_write_trace, then released."""
-    handle = Handle(req, waiter=True)
+    handle = Handle(req, waiter=True, blocking=req.socket_timeout is None)
     winner_fd = -1
     try:
         while not handle.wait(WAIT_SLICE_MS):
@@ -194,13 +205,16 @@ def socket_from(w: Winner) -> socket.socket:
         raise
 
 
-def wrap_socket(w: Winner, req: ConnectRequest) -> socket.socket:
+def wrap_socket(w: Winner, req: ConnectRequest, fd_blocking: bool = False) -> socket.socket:
     """The winner as a socket.socket left in the mode socket.create_connection
-    would leave it in."""
+    would leave it in. fd_blocking: the library cleared O_NONBLOCK already."""
     sock = socket_from(w)
-    # The fd is non-blocking; a socket object made from an fd believes what
-    # getdefaulttimeout() says. settimeout aligns both (one ioctl).
-    sock.settimeout(req.socket_timeout)
+    # A socket object made from an fd believes what getdefaulttimeout()
+    # says (and makes the fd non-blocking itself when that is a number).
+    # settimeout aligns both (one ioctl); not needed when the fd blocks and
+    # the object believes it does, the common case.
+    if not (fd_blocking and sock.gettimeout() is None):
+        sock.settimeout(req.socket_timeout)
     return sock
 
 

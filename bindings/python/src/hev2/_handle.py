@@ -117,7 +117,8 @@ _template: _abi.Options | None = None
 # The struct of a default connection driven by its waiter (the template with
 # drive = HEV2_DRIVE_WAITER), made once and passed as is: the library only
 # reads it during hev2_connect, so threads can share it.
-_waiter_default: _abi.Options | None = None
+# waiter_default_options' structs, without and with blocking.
+_waiter_default: list[_abi.Options | None] = [None, None]
 
 
 def options_template() -> _abi.Options:
@@ -132,31 +133,38 @@ def options_template() -> _abi.Options:
     return _template
 
 
-def waiter_default_options() -> _abi.Options:
-    """The library's defaults with drive = HEV2_DRIVE_WAITER (shared, never
-    changed after it is made)."""
-    global _waiter_default
-    if _waiter_default is None:
+def waiter_default_options(blocking: bool = False) -> _abi.Options:
+    """The library's defaults with drive = HEV2_DRIVE_WAITER, and blocking
+    when asked (two shared structs, never changed after they are made)."""
+    o = _waiter_default[blocking]
+    if o is None:
         o = _abi.Options.from_buffer_copy(options_template())
         o.drive = _abi.DRIVE_WAITER
-        _waiter_default = o
-    return _waiter_default
+        o.blocking = int(blocking)
+        _waiter_default[blocking] = o
+    return o
 
 
-def options_for(req: ConnectRequest, waiter: bool = False, record: bool = False) -> _abi.Options | None:
+def options_for(req: ConnectRequest, waiter: bool = False, record: bool = False, blocking: bool = False) -> _abi.Options | None:
     """The options struct hev2_connect gets for req. waiter: the race is
     played by the thread that waits for it (hev2_wait, HEV2_DRIVE_WAITER);
     otherwise by a library thread (the default, for hev2_fd watchers).
     record: the race's events are kept, for its report (record_events).
+    blocking: the winner's fd comes in blocking mode (the library clears
+    O_NONBLOCK with one system call; settimeout(None) would make a second).
 
     When every option is the default: None (NULL, which the library reads as
-    its defaults) for a library-driven race, the shared waiter_default_options()
+    its defaults) for a library-driven race, a shared waiter_default_options()
     for a waiter-driven one. Otherwise hev2_options_init_size's defaults,
     copied, with only the fields the caller chose set (and drive)."""
     if req.default_options() and not record:
-        return waiter_default_options() if waiter else None
+        if waiter:
+            return waiter_default_options(blocking)
+        if not blocking:
+            return None
     template = options_template()
     o = _abi.Options.from_buffer_copy(template)
+    o.blocking = int(blocking)
     if req.resolution_delay is not None:
         # resolution_delay=0 asks for no delay: 1 ms, since the ABI's 0 is "default".
         o.resolution_delay_ms = milliseconds(req.resolution_delay, zero_to_1ms=True)
@@ -270,14 +278,14 @@ class Handle:
         h._released = False
         return h
 
-    def __init__(self, req: ConnectRequest, waiter: bool = False, record: bool = False) -> None:
+    def __init__(self, req: ConnectRequest, waiter: bool = False, record: bool = False, blocking: bool = False) -> None:
         lib = api()
         host = req.host.encode("ascii")
         out = _abi.hev2_conn(0)
         # A Structure passed for a POINTER(Options) parameter goes by
         # reference; None is NULL.
         status = lib.hev2_connect_len(
-            host, len(host), str(req.port).encode(), options_for(req, waiter, record), ctypes.byref(out)
+            host, len(host), str(req.port).encode(), options_for(req, waiter, record, blocking), ctypes.byref(out)
         )
         if status < 0:
             check(status, connect_context(status, req))
@@ -379,8 +387,13 @@ def connect_and_wait(req: ConnectRequest, slice_ms: int, out: Any, fd: ctypes.c_
     belong to the caller, so that whatever exception comes next, the
     caller's cleanup sees what the library handed over."""
     lib = api()  # loads _abi on the first connection
-    host = req.host.encode("ascii")
-    status: int = lib.hev2_connect_wait(host, str(req.port).encode(), options_for(req, True), slice_ms, ctypes.byref(out), ctypes.byref(fd))
+    args = req.c_args
+    if args is None:
+        # The winner comes blocking when its socket is to block (timeout
+        # None): wrap_socket then leaves the fd's mode alone.
+        args = req.c_args = (req.host.encode("ascii"), str(req.port).encode(), options_for(req, True, blocking=req.socket_timeout is None))
+    host, port, options = args
+    status: int = lib.hev2_connect_wait(host, port, options, slice_ms, ctypes.byref(out), ctypes.byref(fd))
     if status == _abi.OK:
         return WON
     if out.value == 0:

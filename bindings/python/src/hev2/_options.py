@@ -85,7 +85,12 @@ class ConnectRequest:
         "history_lifetime",
         "socket_timeout",
         "connect_timeout_from_socket",
+        # Not a field: _handle's C arguments for this request, made on its
+        # first connect (a request of the common call serves many).
+        "c_args",
     )
+    # The fields: what the request is (equality, hash, repr).
+    FIELDS = __slots__[:-1]
 
     def __init__(
         self,
@@ -141,9 +146,10 @@ class ConnectRequest:
         self.history_lifetime = history_lifetime
         self.socket_timeout = socket_timeout
         self.connect_timeout_from_socket = connect_timeout_from_socket
+        self.c_args: Any = None
 
     def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
+        return tuple(getattr(self, name) for name in self.FIELDS)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, ConnectRequest):
@@ -154,7 +160,7 @@ class ConnectRequest:
         return hash(self._values())
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
         return f"ConnectRequest({fields})"
 
     def default_options(self) -> bool:
@@ -351,6 +357,35 @@ def socket_timeout_of(timeout: Any) -> float | None:
     if math.isnan(timeout) or timeout < 0:
         raise ValueError("Timeout value out of range")
     return float(timeout)
+
+
+# The common call's requests (an address and maybe a timeout, no option),
+# checked once per destination: a connection pool or a crawler connects to
+# the same few (host, port) pairs again and again, and checking the
+# arguments and building the request was a third of what the package adds
+# to a loopback connect. A request is read-only once built, so one can serve
+# every call; the cache is bounded (emptied when full). Only a str host and
+# an int port are keys: a bool port or a bytes host must meet the checks on
+# every call, and True == 1 as a key.
+_common: dict[tuple[str, int, float | None], ConnectRequest] = {}
+COMMON_REQUESTS_MAX = 256
+
+
+def common_request(address: Any, timeout: Any) -> ConnectRequest:
+    """build_request for a call with no option but the timeout."""
+    sock_timeout = socket_timeout_of(timeout)
+    if type(address) is tuple and len(address) == 2:
+        host, port = address
+        if type(host) is str and type(port) is int:
+            key = (host, port, sock_timeout)
+            req = _common.get(key)
+            if req is None:
+                req = build_request(address, sock_timeout, None, resolv_timeout=None, connect_timeout=None, open_timeout=None, fast_fallback=True, more={})
+                if len(_common) >= COMMON_REQUESTS_MAX:
+                    _common.clear()
+                _common[key] = req
+            return req
+    return build_request(address, timeout, None, resolv_timeout=None, connect_timeout=None, open_timeout=None, fast_fallback=True, more={})
 
 
 def build_request(
