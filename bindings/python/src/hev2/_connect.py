@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import socket
 
-from ._handle import RUNNING, WON, Handle, Winner, connect_and_wait, new_conn_id, release
+from ._handle import RUNNING, WON, Handle, Winner, connect_and_wait, out_parameters, release
 from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request, common_request
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
@@ -141,14 +141,11 @@ def connect_blocking(req: ConnectRequest) -> Winner | Failure:
     # comes between the call and the moment a socket object owns it.
     if req.trace_files:
         return connect_traced(req)
-    out = new_conn_id()  # loads the library (LibraryError if it cannot)
-    import ctypes  # loaded with the library by now; not by `import hev2`
-
-    fd = ctypes.c_int(-1)
+    out, fd = out_parameters()  # loads the library (LibraryError if it cannot)
     try:
         found = connect_and_wait(req, WAIT_SLICE_MS, out, fd)
         if found == WON:
-            w, fd.value = Winner(fd.value, req.family, "", 0, 0.0), -1
+            w, fd.value = Winner(fd.value, 0, "", 0, 0.0), -1
             return w
         handle = Handle.adopt(out.value, req)
         if found == RUNNING:

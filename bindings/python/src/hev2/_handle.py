@@ -386,7 +386,7 @@ def connect_and_wait(req: ConnectRequest, slice_ms: int, out: Any, fd: ctypes.c_
     to go on with: RUNNING (wait on it), or FAILED (its outcome). out and fd
     belong to the caller, so that whatever exception comes next, the
     caller's cleanup sees what the library handed over."""
-    lib = api()  # loads _abi on the first connection
+    lib = _abi.api()  # the caller made out and fd: _abi is imported
     args = req.c_args
     if args is None:
         # The winner comes blocking when its socket is to block (timeout
@@ -401,10 +401,11 @@ def connect_and_wait(req: ConnectRequest, slice_ms: int, out: Any, fd: ctypes.c_
     return RUNNING if status == _abi.EAGAIN else FAILED
 
 
-def new_conn_id() -> Any:
-    """An hev2_conn for out-parameters."""
-    api()
-    return _abi.hev2_conn(0)
+def out_parameters() -> tuple[Any, ctypes.c_int]:
+    """hev2_connect_wait's two out-parameters: the handle (0) and the fd (-1)."""
+    if _abi is None:
+        _import_abi()
+    return _abi.hev2_conn(0), ctypes.c_int(-1)
 
 
 def release(conn_id: int) -> None:
