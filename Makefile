@@ -9,6 +9,9 @@
 GO     ?= go
 BUILD  := build
 export CGO_ENABLED := 1
+# Benchmarks run under it: a network namespace of their own, so that no
+# TIME_WAIT socket of an earlier run slows their loopback connects.
+FRESH_NETNS := $(abspath scripts/fresh-netns.sh)
 
 BUILD_TARGETS :=
 TEST_TARGETS  :=

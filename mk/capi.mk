@@ -206,7 +206,7 @@ $(BUILD)/tests/c/bench_dlopen: tests/c/bench_dlopen.c $(CAPI_TEST_DEPS)
 	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
 bench-capi: capi $(CAPI_BENCH_BINS) ## plain C vs libhev2 connects, interleaved, plus syscalls per connect
-	tests/c/bench_capi.sh $(BUILD)
+	$(FRESH_NETNS) tests/c/bench_capi.sh $(BUILD)
 
 # ---- soak (not part of make test) ------------------------------------------------
 .PHONY: soak

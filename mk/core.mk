@@ -13,9 +13,10 @@ test-core: ## the Go tests of core/... with -race
 # then syscalls per connect counted by strace over real processes
 # (Connect, then DialContext, each beside net.Dialer).
 bench-core: ## hev2 beside net.Dialer: go test -bench, dialbench rounds, syscalls per connect
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 ./core/
+	$(GO) test -c -o $(BUILD)/core.bench ./core/
+	cd core && $(FRESH_NETNS) $(abspath $(BUILD))/core.bench -test.run '^$$' -test.bench . -test.benchmem -test.count=1
 	$(GO) build -o $(BUILD)/dialbench ./internal/dialbench
-	$(BUILD)/dialbench -rounds 21 -n 300
+	$(FRESH_NETNS) $(BUILD)/dialbench -rounds 21 -n 300
 	$(GO) build -o $(BUILD)/syscount ./internal/syscount
 	scripts/syscalls-per-connect.sh $(BUILD)/syscount 2000
 	@echo "--- DialContext (hev2 below) vs net.Dialer"

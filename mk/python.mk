@@ -47,7 +47,7 @@ package-python: capi-lib ## build the wheel offline, install it with pip, use it
 # hev2.create_connection vs socket.create_connection vs asyncio's
 # create_connection(happy_eyeballs_delay=0.25), loopback, one run.
 bench-python: capi-lib ## hev2.create_connection vs socket.create_connection vs asyncio
-	$(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py
+	$(FRESH_NETNS) env $(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py
 
 # The shared scenario suite in the test bed's namespaces, through the Python
 # client command, blocking and asyncio, with the default (system) and the

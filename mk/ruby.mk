@@ -134,5 +134,5 @@ package-ruby: capi-lib rubies ## gem build with libhev2.so inside, gem install, 
 # Hev2.tcp vs Socket.tcp in the same process, on each Ruby of $(RUBIES).
 bench-ruby: capi-lib rubies ruby-ext ## Hev2.tcp vs Socket.tcp / TCPSocket.new, interleaved, on each Ruby of RUBIES
 	@$(RUBY_EACH) \
-		$(RUBY_ENV) "$$r" -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/bench/bench.rb; \
+		$(FRESH_NETNS) env $(RUBY_ENV) "$$r" -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/bench/bench.rb; \
 	done

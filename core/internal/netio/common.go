@@ -25,7 +25,7 @@ func (c *sourceCache) sortRFC6724(addrs []netip.Addr, nat64 []netip.Prefix) []ne
 				return e.src, e.ok
 			}
 		}
-		src, ok := kernelSource(dst)
+		src, ok := kernelSources.source(dst)
 		*c = append(*c, sourceEntry{dst, src, ok})
 		return src, ok
 	}, nat64)

@@ -18,14 +18,40 @@ import (
 	"github.com/hev2/hev2/core/internal/resolve/resolvertest"
 )
 
-const childEnv = "HEV2_NETSTATE_CHILD"
+const (
+	childEnv        = "HEV2_NETSTATE_CHILD"
+	changesChildEnv = "HEV2_NETSTATE_CHANGES_CHILD"
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		printSnapshots()
 		return
 	}
+	if os.Getenv(changesChildEnv) != "" {
+		answerChanges()
+		return
+	}
 	os.Exit(m.Run())
+}
+
+// changesAnswer is what answerChanges prints: netstate.Changes.
+type changesAnswer struct {
+	Count   uint64
+	Watched bool
+}
+
+// answerChanges prints netstate.Changes once for every line read on stdin.
+func answerChanges() {
+	out := json.NewEncoder(os.Stdout)
+	in := bufio.NewReader(os.Stdin)
+	for {
+		if _, err := in.ReadString('\n'); err != nil {
+			return
+		}
+		count, watched := netstate.Changes()
+		out.Encode(changesAnswer{count, watched})
+	}
 }
 
 // printSnapshots prints the first snapshot and then every published one,
@@ -171,5 +197,49 @@ func TestIdentityIgnoresOwnAddresses(t *testing.T) {
 	ip(t, ns, "route", "add", "default", "via", "2001:db8::1", "dev", "d0")
 	if after := read(); after.Network == before.Network {
 		t.Error("a new default router kept the network")
+	}
+}
+
+// Changes moves with every announcement, also one that leaves the snapshot
+// as it was (another address in the same prefix: what the source address
+// for a destination may depend on).
+func TestChangesMoveWhenTheSnapshotStays(t *testing.T) {
+	ns := newNamespace(t, resolvertest.Stack{IPv6: true})
+	cmd := ns.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), changesChildEnv+"=1")
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	answers := json.NewDecoder(stdout)
+	ask := func() changesAnswer {
+		t.Helper()
+		if _, err := stdin.Write([]byte("?\n")); err != nil {
+			t.Fatal(err)
+		}
+		var a changesAnswer
+		if err := answers.Decode(&a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	first := ask()
+	if !first.Watched {
+		t.Fatalf("changes not watched in a namespace with rtnetlink: %+v", first)
+	}
+	ip(t, ns, "addr", "add", "2001:db8::77/64", "dev", "d0", "nodad")
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		a := ask()
+		if a.Watched && a.Count > first.Count {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("an added address never moved the count: %+v then %+v", first, a)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

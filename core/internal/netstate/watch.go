@@ -17,11 +17,14 @@ const subscribeRetry = time.Second
 // watcher holds the latest snapshot and the one rtnetlink subscription
 // that keeps it fresh.
 type watcher struct {
-	mu        sync.Mutex // serialises starts, refreshes and listener changes
-	started   atomic.Bool
-	retryAt   time.Time // guarded by mu
-	cur       atomic.Pointer[Snapshot]
-	gen       uint64 // guarded by mu
+	mu      sync.Mutex // serialises starts, refreshes and listener changes
+	started atomic.Bool
+	retryAt time.Time // guarded by mu
+	cur     atomic.Pointer[Snapshot]
+	gen     uint64 // guarded by mu
+	// changes counts the kernel's announcements (every message, whether
+	// or not the snapshot changed) and every start of the subscription.
+	changes   atomic.Uint64
 	listeners map[int]func(old, cur Snapshot)
 	nextID    int
 }
@@ -40,6 +43,22 @@ func Current() Snapshot {
 		return *p
 	}
 	return Snapshot{}
+}
+
+// Changes returns a count that moves whenever the kernel announces a change
+// of addresses or routes, and whether changes are watched at all (false:
+// nothing may be cached on the count). What depends on details a Snapshot
+// leaves out, such as the source address the kernel picks for a
+// destination, stays valid while the count stays the same. Like Current, it
+// lags the kernel by the time the watcher takes to read the announcement.
+func Changes() (count uint64, watched bool) {
+	if !host.started.Load() {
+		host.start()
+	}
+	// started is read after the count: a subscription lost in between has
+	// moved the count, so an answer cached on the old one is never used.
+	count = host.changes.Load()
+	return count, host.started.Load()
 }
 
 // OnChange calls f on the watcher's goroutine after each change of the
@@ -74,6 +93,9 @@ func (w *watcher) start() {
 		return
 	}
 	w.publishLocked(read())
+	// Whatever happened while nobody watched is unknown: nothing cached
+	// on an earlier count may be used.
+	w.changes.Add(1)
 	w.started.Store(true)
 	go w.watch(sock)
 }
@@ -85,6 +107,9 @@ func (w *watcher) watch(sock *os.File) {
 	buf := make([]byte, 64<<10)
 	for {
 		_, err := sock.Read(buf)
+		// Before anything else: from now on nothing cached on the old
+		// count is used (ENOBUFS: announcements were lost, so the same).
+		w.changes.Add(1)
 		if err != nil && err != unix.ENOBUFS {
 			// The socket is unusable: the state is unknown until a
 			// later call subscribes afresh.
