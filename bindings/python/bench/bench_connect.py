@@ -7,8 +7,10 @@
   hev2.aio.create_connection
 
 The listener runs in a separate process (accept and close), so that it does
-not compete for this process's GIL. Methods alternate in rounds so that
-machine noise spreads over all of them. Prints the mean and median time per
+not compete for this process's GIL. Methods run in rounds, each round in
+its own shuffled order (seeded: runs repeat), so that machine noise spreads
+over all of them and no method always follows the same one: with a fixed
+rotation, a method's neighbour moved its figures by more than 10%. Prints the mean and median time per
 connection and the ratio to socket.create_connection.
 
 BENCH_BASELINE_SRC=DIR adds "hev2.create_connection (baseline)": the hev2
@@ -28,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -40,7 +43,7 @@ import hev2  # noqa: E402
 import hev2.aio  # noqa: E402
 
 HOST = "127.0.0.1"
-ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
 PER_ROUND = int(os.environ.get("BENCH_PER_ROUND", "300"))
 
 ACCEPTOR = """
@@ -242,8 +245,10 @@ def main() -> None:
             run(port, 20)
         samples = {name: [] for name in METHODS}
         rounds = {name: [] for name in METHODS}  # each round's median
+        order = random.Random(8305)
         for r in range(ROUNDS):
-            names = list(METHODS) if r % 2 == 0 else list(reversed(METHODS))
+            names = list(METHODS)
+            order.shuffle(names)
             for name in names:
                 times = METHODS[name](port, PER_ROUND)
                 samples[name] += times
