@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/miekg/dns"
+	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/hev2/hev2/core/internal/race"
 )
@@ -47,7 +47,7 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family race
 		return []netip.Addr{addr}, nil
 	}
 	name := strings.ToLower(strings.TrimSuffix(host, "."))
-	if _, ok := dns.IsDomainName(name); !ok || name == "" || strings.HasSuffix(host, "..") {
+	if !validHostname(name) || strings.HasSuffix(host, "..") {
 		return nil, &race.ResolveError{Host: host, Family: family, Code: race.EAI_NONAME}
 	}
 	if r.hosts != nil {
@@ -69,9 +69,9 @@ func (r *DNSResolver) LookupFamily(ctx context.Context, host string, family race
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	qtype := dns.TypeA
+	qtype := dnsmessage.TypeA
 	if family == race.IPv6 {
-		qtype = dns.TypeAAAA
+		qtype = dnsmessage.TypeAAAA
 	}
 	// Like res_search: try every candidate name; report NODATA if any
 	// name exists, else a temporary failure if any server failed, else
@@ -129,10 +129,13 @@ func (set *dnsSettings) candidates(host string) []string {
 // query asks the servers for one name and type. It returns the addresses
 // and the smallest TTL of the answer's records, with 0 as code, or an EAI
 // code.
-func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, qtype uint16) ([]netip.Addr, time.Duration, int, error) {
-	m := new(dns.Msg)
-	m.SetQuestion(fqdn, qtype)
-	m.SetEdns0(dnsUDPSize, false)
+func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, qtype dnsmessage.Type) ([]netip.Addr, time.Duration, int, error) {
+	m, err := newDNSQuery(fqdn, qtype)
+	if err != nil {
+		// A search domain made the name too long: no such name exists
+		// (res_search moves on to the next candidate too).
+		return nil, 0, race.EAI_NONAME, err
+	}
 	first := 0
 	if set.rotate {
 		first = int(r.nextServer.Add(1))
@@ -141,14 +144,14 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 	for attempt := 0; attempt < set.attempts; attempt++ {
 		for i := range set.servers {
 			server := set.servers[(first+i)%len(set.servers)]
-			m.Id = dns.Id()
+			m.id = newDNSID()
 			resp, err := r.exchange(ctx, set, m, server)
-			if err == nil && resp.Rcode == dns.RcodeFormatError && m.IsEdns0() != nil {
+			if err == nil && resp.header.RCode == dnsmessage.RCodeFormatError && m.edns {
 				// An old server that does not know EDNS0: ask again
 				// without it (a long answer then comes truncated,
 				// and over TCP).
-				m.Extra = nil
-				m.Id = dns.Id()
+				m.edns = false
+				m.id = newDNSID()
 				resp, err = r.exchange(ctx, set, m, server)
 			}
 			if err != nil {
@@ -158,24 +161,24 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 				lastErr = fmt.Errorf("%v: %w", server, err)
 				continue
 			}
-			switch resp.Rcode {
-			case dns.RcodeSuccess:
-				addrs, err := answerAddrs(resp, fqdn, qtype)
+			switch resp.header.RCode {
+			case dnsmessage.RCodeSuccess:
+				addrs, err := answerAddrs(resp.answers, fqdn, qtype)
 				if err != nil {
 					return nil, 0, race.EAI_FAIL, fmt.Errorf("%v: %w", server, err)
 				}
 				if len(addrs) == 0 {
 					return nil, 0, race.EAI_NODATA, nil
 				}
-				return addrs, answerTTL(resp), 0, nil
-			case dns.RcodeNameError:
+				return addrs, answerTTL(resp.answers), 0, nil
+			case dnsmessage.RCodeNameError:
 				return nil, 0, race.EAI_NONAME, nil
 
-			case dns.RcodeServerFailure, dns.RcodeRefused:
+			case dnsmessage.RCodeServerFailure, dnsmessage.RCodeRefused:
 				// Another server may know better (glibc moves on too).
-				lastErr = fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
+				lastErr = fmt.Errorf("%v answered %s", server, rcodeText(resp.header.RCode))
 			default:
-				return nil, 0, race.EAI_FAIL, fmt.Errorf("%v answered %s", server, dns.RcodeToString[resp.Rcode])
+				return nil, 0, race.EAI_FAIL, fmt.Errorf("%v answered %s", server, rcodeText(resp.header.RCode))
 			}
 		}
 	}
@@ -187,10 +190,10 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 
 // answerTTL is the smallest TTL in the answer section: how long the
 // answer as a whole may be kept.
-func answerTTL(resp *dns.Msg) time.Duration {
+func answerTTL(answers []dnsmessage.Resource) time.Duration {
 	var least uint32
-	for i, rr := range resp.Answer {
-		if ttl := rr.Header().Ttl; i == 0 || ttl < least {
+	for i, rr := range answers {
+		if ttl := rr.Header.TTL; i == 0 || ttl < least {
 			least = ttl
 		}
 	}
@@ -201,7 +204,7 @@ func answerTTL(resp *dns.Msg) time.Duration {
 // (RFC 7050 NAT64 discovery), as a fully qualified name (no search list,
 // no hosts file), and gives the answer's TTL with it.
 func (r *DNSResolver) LookupIPv4Only(ctx context.Context) ([]netip.Addr, time.Duration, error) {
-	addrs, ttl, code, err := r.query(ctx, r.settings(), race.IPv4OnlyName+".", dns.TypeAAAA)
+	addrs, ttl, code, err := r.query(ctx, r.settings(), race.IPv4OnlyName+".", dnsmessage.TypeAAAA)
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, 0, ctxErr
 	}
@@ -232,14 +235,14 @@ var (
 // name, and only those: a record for a name that was not asked about is
 // ignored, whatever the server meant by it. An AAAA holding an
 // IPv4-mapped address is not an IPv6 destination and is dropped too.
-func answerAddrs(resp *dns.Msg, qname string, qtype uint16) ([]netip.Addr, error) {
-	name := dns.CanonicalName(qname)
+func answerAddrs(answers []dnsmessage.Resource, qname string, qtype dnsmessage.Type) ([]netip.Addr, error) {
+	name := canonicalName(qname)
 	seen := map[string]bool{name: true}
 	for hops := 0; ; hops++ {
 		next := ""
-		for _, rr := range resp.Answer {
-			if c, ok := rr.(*dns.CNAME); ok && c.Hdr.Class == dns.ClassINET && dns.CanonicalName(c.Hdr.Name) == name {
-				next = dns.CanonicalName(c.Target)
+		for _, rr := range answers {
+			if c, ok := rr.Body.(*dnsmessage.CNAMEResource); ok && rr.Header.Class == dnsmessage.ClassINET && canonicalName(rr.Header.Name.String()) == name {
+				next = canonicalName(c.CNAME.String())
 				break
 			}
 		}
@@ -255,17 +258,17 @@ func answerAddrs(resp *dns.Msg, qname string, qtype uint16) ([]netip.Addr, error
 		seen[next], name = true, next
 	}
 	var addrs []netip.Addr
-	for _, rr := range resp.Answer {
-		h := rr.Header()
-		if h.Rrtype != qtype || h.Class != dns.ClassINET || dns.CanonicalName(h.Name) != name {
+	for _, rr := range answers {
+		h := rr.Header
+		if h.Type != qtype || h.Class != dnsmessage.ClassINET || canonicalName(h.Name.String()) != name {
 			continue
 		}
 		var a netip.Addr
-		switch rr := rr.(type) {
-		case *dns.A:
-			a, _ = netip.AddrFromSlice(rr.A.To4())
-		case *dns.AAAA:
-			if a, _ = netip.AddrFromSlice(rr.AAAA.To16()); a.Is4In6() {
+		switch body := rr.Body.(type) {
+		case *dnsmessage.AResource:
+			a = netip.AddrFrom4(body.A)
+		case *dnsmessage.AAAAResource:
+			if a = netip.AddrFrom16(body.AAAA); a.Is4In6() {
 				continue
 			}
 		}

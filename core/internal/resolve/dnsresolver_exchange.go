@@ -2,13 +2,12 @@ package resolve
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
-	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"time"
-
-	"github.com/miekg/dns"
 )
 
 // dnsUDPSize is the EDNS0 buffer size offered: the DNS flag day 2020 value,
@@ -19,14 +18,14 @@ var errTimeout = errors.New("timed out")
 
 // exchange sends m to server and returns its answer, within set.timeout.
 // A truncated UDP answer is asked again over TCP.
-func (r *DNSResolver) exchange(ctx context.Context, set *dnsSettings, m *dns.Msg, server netip.AddrPort) (*dns.Msg, error) {
+func (r *DNSResolver) exchange(ctx context.Context, set *dnsSettings, m *dnsQuery, server netip.AddrPort) (*dnsReply, error) {
 	ctx, cancel := context.WithTimeout(ctx, set.timeout)
 	defer cancel()
 	if set.useTCP {
 		return r.exchangeOver(ctx, "tcp", m, server)
 	}
 	resp, err := r.exchangeOver(ctx, "udp", m, server)
-	if err == nil && resp.Truncated {
+	if err == nil && resp.header.Truncated {
 		r.stats.tcpFallbacks.Add(1)
 		return r.exchangeOver(ctx, "tcp", m, server)
 	}
@@ -36,7 +35,11 @@ func (r *DNSResolver) exchange(ctx context.Context, set *dnsSettings, m *dns.Msg
 // exchangeOver makes one query on a socket of its own. The socket is closed
 // the moment ctx ends, so a canceled lookup stops at once and nothing more
 // is sent or waited for.
-func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dns.Msg, server netip.AddrPort) (*dns.Msg, error) {
+func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dnsQuery, server netip.AddrPort) (*dnsReply, error) {
+	wire, err := m.pack()
+	if err != nil {
+		return nil, err
+	}
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, network, server.String())
 	if err != nil {
@@ -53,9 +56,12 @@ func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dns.M
 	if deadline, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(deadline)
 	}
-	co := &dns.Conn{Conn: conn, UDPSize: dnsUDPSize}
+	if network == "tcp" {
+		// RFC 1035 4.2.2: over TCP a message goes after its length.
+		wire = append(binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(wire)), uint16(len(wire))), wire...)
+	}
 	r.stats.queries.Add(1)
-	if err := co.WriteMsg(m); err != nil {
+	if _, err := conn.Write(wire); err != nil {
 		return nil, r.exchangeError(ctx, err)
 	}
 	var buf []byte
@@ -73,7 +79,7 @@ func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dns.M
 			}
 			msg = buf[:n]
 		} else {
-			msg, err = co.ReadMsgHeader(nil)
+			msg, err = readTCPMessage(conn)
 			if err != nil {
 				return nil, r.exchangeError(ctx, err)
 			}
@@ -88,7 +94,7 @@ func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dns.M
 			// deadline).
 			continue
 		}
-		if network == "tcp" && resp.Truncated {
+		if network == "tcp" && resp.header.Truncated {
 			// TC means nothing over TCP: what came is not the whole
 			// answer, and there is nowhere further to ask.
 			return nil, errTruncatedTCP
@@ -103,26 +109,17 @@ const maxDNSMessage = 65535
 
 var errTruncatedTCP = errors.New("answer truncated (TC) over TCP")
 
-// parseReply reads one message received for query q. It returns ours
-// false for a message that is not an answer to q (another ID, another
-// question, not a response, or too mangled to tell): the caller ignores
-// it. A message that is an answer to q but does not parse beyond its
-// question is an error: the server's answer is malformed.
-func parseReply(msg []byte, q *dns.Msg) (resp *dns.Msg, ours bool, err error) {
-	resp = new(dns.Msg)
-	uerr := resp.Unpack(msg)
-	if !resp.Response || resp.Opcode != dns.OpcodeQuery || resp.Id != q.Id ||
-		len(resp.Question) != 1 || !sameQuestion(resp.Question[0], q.Question[0]) {
-		return nil, false, nil
+// readTCPMessage reads one length-prefixed message (RFC 1035 4.2.2).
+func readTCPMessage(conn net.Conn) ([]byte, error) {
+	var n [2]byte
+	if _, err := io.ReadFull(conn, n[:]); err != nil {
+		return nil, err
 	}
-	if uerr != nil {
-		return nil, true, fmt.Errorf("malformed answer: %w", uerr)
+	msg := make([]byte, binary.BigEndian.Uint16(n[:]))
+	if _, err := io.ReadFull(conn, msg); err != nil {
+		return nil, err
 	}
-	return resp, true, nil
-}
-
-func sameQuestion(a, b dns.Question) bool {
-	return a.Qtype == b.Qtype && a.Qclass == b.Qclass && dns.CanonicalName(a.Name) == dns.CanonicalName(b.Name)
+	return msg, nil
 }
 
 // exchangeError says why a socket operation failed: the caller's
