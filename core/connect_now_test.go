@@ -113,12 +113,10 @@ func TestConnectNowHandsBackAnUndecidedRace(t *testing.T) {
 // A refusal decided by the look is a decided race (for its account), not
 // an fd; onDone set afterwards is not called for it.
 func TestConnectNowRefusedIsADecidedRace(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := portOf(ln)
-	ln.Close()
+	port := closedPort(t)
 	checkLeaks(t)
 	var d Dialer
-	fd, r, err := d.ConnectNow("127.0.0.1", uint16(port))
+	fd, r, err := d.ConnectNow("127.0.0.1", port)
 	if err != nil || fd != -1 || r == nil || !r.Done() {
 		t.Fatalf("fd %d race %v err %v, want a decided race", fd, r, err)
 	}

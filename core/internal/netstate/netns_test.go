@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"testing"
 	"time"
@@ -92,19 +93,27 @@ func newNamespace(t *testing.T, stack resolvertest.Stack) *resolvertest.Namespac
 	return ns
 }
 
-// watch starts a child in ns and returns a function that waits (at most 5
-// s) for a published snapshot satisfying want.
-func watch(t *testing.T, ns *resolvertest.Namespace) (first netstate.Snapshot, await func(what string, want func(netstate.Snapshot) bool) netstate.Snapshot) {
+// startChild runs this test binary in ns in the child mode that env names;
+// it ends when its stdin closes, at the test's cleanup.
+func startChild(t *testing.T, ns *resolvertest.Namespace, env string) (stdin io.Writer, stdout io.Reader) {
 	t.Helper()
 	cmd := ns.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
+	cmd.Env = append(os.Environ(), env+"=1")
+	in, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	t.Cleanup(func() { in.Close(); cmd.Wait() })
+	return in, out
+}
+
+// watch starts a child in ns and returns a function that waits (at most 5
+// s) for a published snapshot satisfying want.
+func watch(t *testing.T, ns *resolvertest.Namespace) (first netstate.Snapshot, await func(what string, want func(netstate.Snapshot) bool) netstate.Snapshot) {
+	t.Helper()
+	_, stdout := startChild(t, ns, childEnv)
 	snaps := make(chan netstate.Snapshot, 64)
 	go func() {
 		lines := bufio.NewScanner(stdout)
@@ -205,15 +214,7 @@ func TestIdentityIgnoresOwnAddresses(t *testing.T) {
 // for a destination may depend on).
 func TestChangesMoveWhenTheSnapshotStays(t *testing.T) {
 	ns := newNamespace(t, resolvertest.Stack{IPv6: true})
-	cmd := ns.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), changesChildEnv+"=1")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
+	stdin, stdout := startChild(t, ns, changesChildEnv)
 	answers := json.NewDecoder(stdout)
 	ask := func() changesAnswer {
 		t.Helper()

@@ -6,7 +6,7 @@ import os
 import socket
 
 from ._handle import RUNNING, WON, Handle, Winner, connect_and_wait, out_parameters, release
-from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request, common_request
+from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request, common_request, only_a_timeout
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -92,14 +92,7 @@ def create_connection(
     holds every detail. The wait releases the GIL, and Ctrl-C cancels the
     connection and raises KeyboardInterrupt.
     """
-    if (
-        not more
-        and source_address is None
-        and resolv_timeout is None
-        and connect_timeout is None
-        and open_timeout is None
-        and fast_fallback is True
-    ):
+    if only_a_timeout(source_address, resolv_timeout, connect_timeout, open_timeout, fast_fallback, more):
         req = common_request(address, timeout)
     else:
         req = build_request(

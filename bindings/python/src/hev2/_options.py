@@ -359,6 +359,21 @@ def socket_timeout_of(timeout: Any) -> float | None:
     return float(timeout)
 
 
+def only_a_timeout(
+    source_address: Any, resolv_timeout: Any, connect_timeout: Any, open_timeout: Any, fast_fallback: Any, more: Mapping[str, Any]
+) -> bool:
+    """Whether create_connection was given an address and maybe a timeout,
+    and no option: the common call."""
+    return (
+        not more
+        and source_address is None
+        and resolv_timeout is None
+        and connect_timeout is None
+        and open_timeout is None
+        and fast_fallback is True
+    )
+
+
 # The common call's requests (an address and maybe a timeout, no option),
 # checked once per destination: a connection pool or a crawler connects to
 # the same few (host, port) pairs again and again, and checking the
@@ -405,14 +420,7 @@ def build_request(
         host, port = address
     except (TypeError, ValueError):
         raise TypeError("address must be a (host, port) tuple") from None
-    if (
-        not more
-        and source_address is None
-        and resolv_timeout is None
-        and connect_timeout is None
-        and open_timeout is None
-        and fast_fallback is True
-    ):
+    if only_a_timeout(source_address, resolv_timeout, connect_timeout, open_timeout, fast_fallback, more):
         # The common call, (host, port) and maybe a timeout: the same checks
         # in the same order as below, without those of absent options.
         sock_timeout = socket_timeout_of(timeout)
