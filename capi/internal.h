@@ -43,6 +43,7 @@ int hev2c_return(const char *fn, int rc);
 /* jobs.c: whether a job id is registered (hev2_options.job is checked at
  * connect), and the counters of hev2_stats. */
 int hev2c_job_registered(hev2_job j);
+int hev2c_job_direct(hev2_job j);
 uint64_t hev2c_jobs_registered(void);
 uint64_t hev2c_jobs_triggered(void);
 uint64_t hev2c_jobs_run(void);

@@ -141,6 +141,13 @@ int hev2c_job_registered(hev2_job j)
 	       atomic_load_explicit(&jobs[j - 1].ready, memory_order_acquire);
 }
 
+/* Whether registered job j runs on the triggering thread (HEV2_JOB_DIRECT);
+ * only asked of a registered job. */
+int hev2c_job_direct(hev2_job j)
+{
+	return (jobs[j - 1].flags & HEV2_JOB_DIRECT) != 0;
+}
+
 uint64_t hev2c_jobs_registered(void) { return atomic_load(&n_registered); }
 uint64_t hev2c_jobs_triggered(void) { return atomic_load(&n_triggered); }
 uint64_t hev2c_jobs_run(void) { return atomic_load(&n_run); }

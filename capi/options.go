@@ -19,10 +19,13 @@ import (
 // connOptions is a C hev2_options converted: the Dialer plus what capi
 // itself needs (completion routes, event recording).
 type connOptions struct {
-	dialer       core.Dialer
-	doneFn       uintptr // hev2_done_fn, 0 for none
-	doneData     uintptr
-	job          C.hev2_job
+	dialer   core.Dialer
+	doneFn   uintptr // hev2_done_fn, 0 for none
+	doneData uintptr
+	job      C.hev2_job
+	// jobDirect: job runs on the thread that triggers it
+	// (HEV2_JOB_DIRECT), so only a library thread may trigger it.
+	jobDirect    bool
 	recordEvents bool
 	// waiterDriven: the race is played by the thread inside hev2_wait
 	// (HEV2_DRIVE_WAITER), not by a library thread.
@@ -116,6 +119,7 @@ func convertOptionsInto(o *C.hev2_options, co *connOptions) error {
 		return fail(statusOptions, "job %d is not a registered job", int(o.job))
 	}
 	co.job = o.job
+	co.jobDirect = o.job != 0 && C.hev2c_job_direct(o.job) != 0
 	switch o.drive {
 	case C.HEV2_DRIVE_LIBRARY:
 	case C.HEV2_DRIVE_WAITER:

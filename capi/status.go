@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -136,8 +137,8 @@ func outcomeOf(err error, canceled bool) outcome {
 		return outcome{status: statusOK}
 	}
 	var o outcome
-	var ce *core.Error
-	if !errors.As(err, &ce) {
+	ce, ok := err.(*core.Error) // what every race returns: no reflection
+	if !ok && !errors.As(err, &ce) {
 		// Not a race's failure: a bug caught (input errors are refused
 		// by hev2_connect, never an outcome).
 		o.status = statusInternal
@@ -151,13 +152,16 @@ func outcomeOf(err error, canceled bool) outcome {
 	var errno syscall.Errno
 	var te *core.TimeoutError
 	switch {
+	case ce.Cause == context.Canceled:
+		// hev2_cancel's cause: none of the kinds below (and errors.As
+		// would walk it with reflection three times, on every cancel).
 	case errors.As(ce.Cause, &re):
 		o.eai = re.Code
 		o.errno = int(re.Errno)
 	case errors.As(ce.Cause, &errno):
 		o.errno = int(errno)
 	}
-	if errors.As(ce.Cause, &te) {
+	if ce.Cause != context.Canceled && errors.As(ce.Cause, &te) {
 		o.timeout = te.Kind
 	}
 	kind := ce.Outcome

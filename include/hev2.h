@@ -193,7 +193,11 @@
  * with the final status
  * (HEV2_ECANCELED included) — even if the handle was released before (its
  * user data must stay valid until then). The same holds for the job
- * trigger (triggers of one job coalesce: see below).
+ * trigger (triggers of one job coalesce: see below). A job that is not
+ * HEV2_JOB_DIRECT, on a handle without on_done, is triggered by whichever
+ * thread decides the race, hev2_wait or hev2_cancel included: the trigger
+ * only sets its flag and makes hev2_jobs_fd readable, and the job itself
+ * runs in your hev2_run_jobs as always.
  *
  * Cancellation: after hev2_cancel(c) returns, the outcome of c is either the
  * one it already had, or HEV2_ECANCELED: a connection that wins the race
@@ -235,9 +239,9 @@
  *   - Signals: hev2_wait retries EINTR within its timeout; a host that must
  *     run its signal handlers waits in slices.
  *   - hev2_fd, on_done and job work as described above, with the race
- *     driven by the waiter: the callback and the job trigger come from a
- *     library thread, never from inside hev2_wait, once a waiter has decided
- *     the race.
+ *     driven by the waiter: the callback and a HEV2_JOB_DIRECT job come from
+ *     a library thread, never from inside hev2_wait, once a waiter has
+ *     decided the race.
  *   - Each thread inside hev2_wait on such a handle holds one library eventfd
  *     (kept for the life of the process and reused, never made per connect:
  *     the process holds as many as threads ever waited at once); hev2_init

@@ -46,3 +46,5 @@ fi
 "$b/tests/c/bench_dlopen" "$b/libhev2.so"
 "$b/tests/c/bench_pending" 10000 library
 "$b/tests/c/bench_pending" 10000 waiter | grep -v warm-up
+"$b/tests/c/bench_pending" 10000 library job | grep -v warm-up
+"$b/tests/c/bench_pending" 10000 waiter job | grep -v warm-up

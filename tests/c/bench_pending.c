@@ -1,12 +1,12 @@
 /* Many pending handles: what each costs while it waits, and what cancel +
  * release cost. N handles (default 10,000) connect to a loopback listener
- * that drops SYNs, so each stays pending; completion is a callback (no
- * hev2_fd: that would add an eventfd per handle). Printed: the process's
- * RSS and threads before and with every handle pending, per handle; then
- * the CPU time of hev2_cancel + hev2_release per handle (callbacks
- * included), for both drives.
+ * that drops SYNs, so each stays pending; completion is a callback, or a
+ * postponed job (no hev2_fd: that would add an eventfd per handle).
+ * Printed: the process's RSS and threads before and with every handle
+ * pending, per handle; then the CPU time of hev2_cancel + hev2_release per
+ * handle (callbacks or job triggers included), for both drives.
  *
- *   bench_pending [N [library|waiter]] */
+ *   bench_pending [N [library|waiter [callback|job]]] */
 #define _GNU_SOURCE
 #include <stdatomic.h>
 #include <stdio.h>
@@ -31,6 +31,24 @@ static void on_done(hev2_conn c, int status, void *data)
 	atomic_fetch_add(&fired, 1);
 }
 
+/* Completion by job: a job that is not HEV2_JOB_DIRECT, run here at the
+ * end; its triggers coalesce, so completion is counted by the library's
+ * running handles instead. */
+static hev2_job done_job;
+static atomic_int job_runs;
+static void on_done_job(void *data)
+{
+	(void)data;
+	atomic_fetch_add(&job_runs, 1);
+}
+
+static unsigned long long handles_running(void)
+{
+	hev2_stats_info st = {.size = sizeof st};
+	hev2_stats(&st);
+	return (unsigned long long)st.handles_running;
+}
+
 static double cpu_us(void)
 {
 	struct timespec ts;
@@ -38,14 +56,18 @@ static double cpu_us(void)
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
 }
 
-static void run(const char *name, int drive, int n, const char *port)
+static void run(const char *name, int drive, int by_job, int n, const char *port)
 {
 	hev2_conn *cs = calloc((size_t)n, sizeof *cs);
 	hev2_options o;
 	hev2_options_init(&o);
-	o.on_done = on_done;
+	if (by_job)
+		o.job = done_job;
+	else
+		o.on_done = on_done;
 	o.drive = drive;
 	atomic_store(&fired, 0);
+	atomic_store(&job_runs, 0);
 	long rss0 = rss_kib();
 	int threads0 = count_threads();
 	for (int i = 0; i < n; i++) {
@@ -57,20 +79,22 @@ static void run(const char *name, int drive, int n, const char *port)
 	usleep(200 * 1000); /* let every SYN leave and every handle settle */
 	long rss1 = rss_kib();
 	int threads1 = count_threads();
-	hev2_stats_info st = {.size = sizeof st};
-	hev2_stats(&st);
+	unsigned long long pending = handles_running();
 	double t0 = cpu_us();
 	for (int i = 0; i < n; i++) {
 		hev2_cancel(cs[i]);
 		hev2_release(cs[i]);
 	}
-	while (atomic_load(&fired) < n)
+	while (by_job ? handles_running() > 0 : atomic_load(&fired) < n)
 		usleep(1000);
 	double t1 = cpu_us();
-	printf("  %-16s %6d pending: RSS %+7ld KiB (%5.2f KiB each), threads %d -> %d, running %llu; "
+	if (by_job && (hev2_run_jobs() != 1 || atomic_load(&job_runs) != 1)) {
+		fprintf(stderr, "bench_pending: the completion job did not run once\n");
+		exit(1);
+	}
+	printf("  %-18s %6d pending: RSS %+7ld KiB (%5.2f KiB each), threads %d -> %d, running %llu; "
 	       "cancel+release %5.1f us CPU each\n",
-	       name, n, rss1 - rss0, (double)(rss1 - rss0) / n, threads0, threads1,
-	       (unsigned long long)st.handles_running, (t1 - t0) / n);
+	       name, n, rss1 - rss0, (double)(rss1 - rss0) / n, threads0, threads1, pending, (t1 - t0) / n);
 	free(cs);
 }
 
@@ -89,7 +113,7 @@ static void plain(int n, int port)
 	for (int i = 0; i < n; i++)
 		close(fds[i]);
 	double t1 = cpu_us();
-	printf("  %-16s %6d pending: close %5.1f us CPU each (the kernel's part of any cancel)\n", "plain C", n,
+	printf("  %-18s %6d pending: close %5.1f us CPU each (the kernel's part of any cancel)\n", "plain C", n,
 	       (t1 - t0) / n);
 	free(fds);
 }
@@ -119,16 +143,32 @@ int main(int argc, char **argv)
 	 * the other would reuse the heap the first freed, and its RSS would
 	 * not grow. */
 	const char *only = argc > 2 ? argv[2] : NULL;
+	const char *how = argc > 3 ? argv[3] : "callback";
+	int by_job = !strcmp(how, "job");
+	if (!by_job && strcmp(how, "callback")) {
+		fprintf(stderr, "bench_pending: completion %s is neither callback nor job\n", how);
+		return 2;
+	}
+	if (hev2_job_register(on_done_job, NULL, 0, &done_job) != HEV2_OK) {
+		fprintf(stderr, "bench_pending: %s\n", hev2_last_error());
+		return 1;
+	}
+	char name[32];
 	if (!only || !strcmp(only, "library")) {
-		run("warm-up", HEV2_DRIVE_LIBRARY, 200, port);
-		printf("pending handles (a SYN-dropping loopback listener), callbacks for completion\n");
-		plain(n, bh.port);
-		run("library-driven", HEV2_DRIVE_LIBRARY, n, port);
+		run("warm-up", HEV2_DRIVE_LIBRARY, by_job, 200, port);
+		if (!by_job) {
+			printf("pending handles (a SYN-dropping loopback listener); completion by callback, or by a job "
+			       "(not HEV2_JOB_DIRECT)\n");
+			plain(n, bh.port);
+		}
+		snprintf(name, sizeof name, "library, %s", how);
+		run(name, HEV2_DRIVE_LIBRARY, by_job, n, port);
 	}
 	if (!only || !strcmp(only, "waiter")) {
 		if (only)
-			run("warm-up", HEV2_DRIVE_WAITER, 200, port);
-		run("waiter-driven", HEV2_DRIVE_WAITER, n, port);
+			run("warm-up", HEV2_DRIVE_WAITER, by_job, 200, port);
+		snprintf(name, sizeof name, "waiter, %s", how);
+		run(name, HEV2_DRIVE_WAITER, by_job, n, port);
 	}
 	blackhole_stop(&bh);
 	return 0;

@@ -6,6 +6,8 @@
  * several waiters, bad values, and no fd left behind. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -265,6 +267,69 @@ static void test_callback_not_on_waiter(int port)
 	CHECK_INT(d.calls, 1);
 	CHECK_RC(d.status, HEV2_OK);
 	CHECK(!pthread_equal(d.caller, d.waiter));
+	hev2_release(c);
+}
+
+/* Jobs: one that is not HEV2_JOB_DIRECT is triggered by the thread that
+ * decides the race, here hev2_cancel with nobody driving: the jobs fd is
+ * readable as soon as hev2_cancel returns, and the job runs once, in
+ * hev2_run_jobs. A DIRECT job runs code of the host's, so it still comes
+ * from a library thread, never from inside the hev2_wait that decided. */
+static atomic_int plain_job_runs;
+static void plain_job(void *data) { (void)data, atomic_fetch_add(&plain_job_runs, 1); }
+
+static pthread_mutex_t direct_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t direct_cv = PTHREAD_COND_INITIALIZER;
+static int direct_runs;
+static pthread_t direct_thread;
+static void direct_job(void *data)
+{
+	(void)data;
+	pthread_mutex_lock(&direct_mu);
+	direct_thread = pthread_self();
+	direct_runs++;
+	pthread_cond_signal(&direct_cv);
+	pthread_mutex_unlock(&direct_mu);
+}
+
+static void test_jobs_by_deciding_thread(int port)
+{
+	hev2_job plain, direct;
+	CHECK_RC(hev2_job_register(plain_job, NULL, 0, &plain), HEV2_OK);
+	CHECK_RC(hev2_job_register(direct_job, NULL, HEV2_JOB_DIRECT, &direct), HEV2_OK);
+	hev2_run_jobs(); /* nothing left over from earlier tests */
+	struct blackhole bh;
+	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	char p[16];
+	snprintf(p, sizeof p, "%d", bh.port);
+	hev2_options o;
+	waiter_options(&o);
+	o.job = plain;
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, 0), HEV2_EAGAIN); /* the SYN is dropped: pending */
+	struct pollfd jfd = {.fd = hev2_jobs_fd(), .events = POLLIN};
+	CHECK_INT(poll(&jfd, 1, 0), 0);
+	CHECK_RC(hev2_cancel(c), HEV2_OK);
+	CHECK_INT(poll(&jfd, 1, 0), 1); /* triggered inside hev2_cancel */
+	CHECK_INT(hev2_run_jobs(), 1);
+	CHECK_INT(atomic_load(&plain_job_runs), 1);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	CHECK_RC(r.status, HEV2_ECANCELED);
+	hev2_release(c);
+	blackhole_stop(&bh);
+
+	o.job = direct;
+	snprintf(p, sizeof p, "%d", port);
+	CHECK_RC(hev2_connect("127.0.0.1", p, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, -1), HEV2_OK);
+	pthread_mutex_lock(&direct_mu);
+	while (direct_runs == 0)
+		pthread_cond_wait(&direct_cv, &direct_mu);
+	CHECK_INT(direct_runs, 1);
+	CHECK(!pthread_equal(direct_thread, pthread_self()));
+	pthread_mutex_unlock(&direct_mu);
 	hev2_release(c);
 }
 
@@ -541,6 +606,7 @@ int main(void)
 	test_fallback_in_slices();
 	test_cancel_and_release_from_another_thread();
 	test_callback_not_on_waiter(s.port);
+	test_jobs_by_deciding_thread(s.port);
 	test_several_waiters();
 	test_bad_values(s.port);
 	test_outcome_before_io();
