@@ -40,6 +40,7 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account boo
 	r.p, r.host, r.start, r.timerAt, r.account = p, cfg.Host, time.Now(), -1, account
 	r.attempts = r.attemptsBuf[:0]
 	r.queued = r.queuedBuf[:0]
+	r.pending = r.pendingBuf[:0]
 	r.dialer.KeepAlive = 0 // Go's default: on, 15 s
 	if ka := p.Socket.KeepAlive; ka > 0 {
 		r.dialer.KeepAliveConfig = net.KeepAliveConfig{Enable: true, Idle: ka, Interval: ka}
@@ -110,6 +111,7 @@ type netpollRace struct {
 	attemptsBuf [2]npAttempt
 	queuedBuf   [2]int
 	batchBuf    [4]race.Event
+	pendingBuf  [2]race.Event
 }
 
 type npAttempt struct {
