@@ -40,10 +40,10 @@ int hev2c_failf(const char *fn, int status, const char *fmt, ...)
 void hev2c_error_detail(int status, int err, const char *detail, size_t n);
 int hev2c_return(const char *fn, int rc);
 
-/* jobs.c: whether a job id is registered (hev2_options.job is checked at
- * connect), and the counters of hev2_stats. */
-int hev2c_job_registered(hev2_job j);
-int hev2c_job_direct(hev2_job j);
+/* jobs.c: a registered job's hev2_job_register flags, -1 for an id that is
+ * not registered (hev2_options.job is checked at connect), and the
+ * counters of hev2_stats. */
+int hev2c_job_flags(hev2_job j);
 uint64_t hev2c_jobs_registered(void);
 uint64_t hev2c_jobs_triggered(void);
 uint64_t hev2c_jobs_run(void);

@@ -135,17 +135,11 @@ int hev2_jobs_fd(void)
 	return ensure_efd(__func__);
 }
 
-int hev2c_job_registered(hev2_job j)
+int hev2c_job_flags(hev2_job j)
 {
-	return j >= 1 && j <= HEV2_MAX_JOBS &&
-	       atomic_load_explicit(&jobs[j - 1].ready, memory_order_acquire);
-}
-
-/* Whether registered job j runs on the triggering thread (HEV2_JOB_DIRECT);
- * only asked of a registered job. */
-int hev2c_job_direct(hev2_job j)
-{
-	return (jobs[j - 1].flags & HEV2_JOB_DIRECT) != 0;
+	if (j < 1 || j > HEV2_MAX_JOBS || !atomic_load_explicit(&jobs[j - 1].ready, memory_order_acquire))
+		return -1;
+	return (int)jobs[j - 1].flags;
 }
 
 uint64_t hev2c_jobs_registered(void) { return atomic_load(&n_registered); }

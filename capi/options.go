@@ -115,11 +115,14 @@ func convertOptionsInto(o *C.hev2_options, co *connOptions) error {
 	if d.Resolver, err = resolverFor(int(o.resolver), nameservers); err != nil {
 		return err
 	}
-	if o.job != 0 && C.hev2c_job_registered(o.job) == 0 {
-		return fail(statusOptions, "job %d is not a registered job", int(o.job))
+	if o.job != 0 {
+		flags := C.hev2c_job_flags(o.job)
+		if flags < 0 {
+			return fail(statusOptions, "job %d is not a registered job", int(o.job))
+		}
+		co.jobDirect = flags&C.HEV2_JOB_DIRECT != 0
 	}
 	co.job = o.job
-	co.jobDirect = o.job != 0 && C.hev2c_job_direct(o.job) != 0
 	switch o.drive {
 	case C.HEV2_DRIVE_LIBRARY:
 	case C.HEV2_DRIVE_WAITER:

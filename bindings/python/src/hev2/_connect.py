@@ -116,12 +116,12 @@ def create_connection(
 
         raise to_exception(outcome, bool(all_errors))
     # connect_blocking asked for a blocking fd when the socket is to block.
-    return wrap_socket(outcome, req, fd_blocking=req.socket_timeout is None)
+    return wrap_socket(outcome, req, fd_blocking=req.fd_blocks())
 
 
 def connect_blocking(req: ConnectRequest) -> Winner | Failure:
     """Runs one connection to its outcome on the calling thread (the winner's
-    fd blocking when req.socket_timeout is None): the race is
+    fd blocking when req.fd_blocks()): the race is
     driven by this thread inside hev2_wait (no library thread hands it over,
     no eventfd per connect), in slices so that Python runs its signal
     handlers in between. KeyboardInterrupt, or any exception raised between
@@ -162,7 +162,7 @@ def connect_traced(req: ConnectRequest) -> Winner | Failure:
     handle must outlive the outcome (hev2_connect_wait would release a won
     one), so it is made with hev2_connect, waited for in slices on this
     thread, written with hev2_write_trace, then released."""
-    handle = Handle(req, waiter=True, blocking=req.socket_timeout is None)
+    handle = Handle(req, waiter=True, blocking=req.fd_blocks())
     winner_fd = -1
     try:
         while not handle.wait(WAIT_SLICE_MS):

@@ -391,7 +391,7 @@ def connect_and_wait(req: ConnectRequest, slice_ms: int, out: Any, fd: ctypes.c_
     if args is None:
         # The winner comes blocking when its socket is to block (timeout
         # None): wrap_socket then leaves the fd's mode alone.
-        args = req.c_args = (req.host.encode("ascii"), str(req.port).encode(), options_for(req, True, blocking=req.socket_timeout is None))
+        args = req.c_args = (req.host.encode("ascii"), str(req.port).encode(), options_for(req, True, blocking=req.fd_blocks()))
     host, port, options = args
     status: int = lib.hev2_connect_wait(host, port, options, slice_ms, ctypes.byref(out), ctypes.byref(fd))
     if status == _abi.OK:

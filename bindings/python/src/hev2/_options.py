@@ -163,6 +163,12 @@ class ConnectRequest:
         fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.FIELDS)
         return f"ConnectRequest({fields})"
 
+    def fd_blocks(self) -> bool:
+        """Whether the winner's fd is asked of the library in blocking mode:
+        when its socket is to block (no timeout), so that neither the
+        library's fcntl nor a settimeout(None) ioctl is made twice."""
+        return self.socket_timeout is None
+
     def default_options(self) -> bool:
         """True when every option the library takes is its default, so that
         hev2_connect can be given NULL options (host, port and the socket's
