@@ -28,7 +28,6 @@ void hev2c_fill_sockaddr(hev2_result_info *r, const unsigned char *addr,
 /* The callback pointer and its user data travel through Go as integers:
  * a user's data may be any bit pattern ((void *)1 is common), and the Go
  * runtime aborts if it meets such a value typed as a pointer. */
-
 void hev2c_call_done_u(uintptr_t fn, hev2_conn c, int status, uintptr_t data)
 {
 	((hev2_done_fn)fn)(c, status, (void *)data);
