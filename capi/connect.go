@@ -29,10 +29,9 @@ func hev2go_connect(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_opti
 // on the caller's stack: a connect that needs no handle never allocates
 // one (hev2_connect_wait).
 type request struct {
-	host  string
-	port  uint16
-	opts  connOptions
-	start time.Time
+	host string
+	port uint16
+	opts connOptions
 }
 
 // convert fills req from the caller's arguments and counts the connect as
@@ -50,7 +49,7 @@ func (req *request) convert(host *C.char, hostLen C.size_t, port *C.char, o *C.h
 	if port == nil {
 		return refuse(statusPort, "port is NULL")
 	}
-	p, err := core.ParsePort(cString(port, 64))
+	p, err := core.ParsePort(cView(port, 64))
 	if err != nil {
 		return refuseErr(err)
 	}
@@ -61,13 +60,16 @@ func (req *request) convert(host *C.char, hostLen C.size_t, port *C.char, o *C.h
 	if !reserveSlot() {
 		return refuse(statusCapacity, "over capacity: %d handles running, the cap set by hev2_set_max_handles", maxRunning.Load())
 	}
-	req.start = time.Now()
 	return C.HEV2_OK
 }
 
 // conn is the handle that req becomes (not yet started nor published).
+// Its start only stands in for an outcome's elapsed time when the outcome
+// has none (decided before any I/O): a connect won at its first look
+// (hev2_connect_wait) never becomes a handle and never reads the clock
+// here.
 func (req *request) conn() *conn {
-	return &conn{host: req.host, port: req.port, opts: req.opts, start: req.start, efd: -1}
+	return &conn{host: req.host, port: req.port, opts: req.opts, start: time.Now(), efd: -1}
 }
 
 // begin starts c's race and makes it a handle, its id at *out.

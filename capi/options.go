@@ -154,6 +154,15 @@ func cString(p *C.char, max int) string {
 	return C.GoStringN(p, C.int(cStrnlen(p, max)))
 }
 
+// cView is the C string at p (at most max bytes) seen as a Go string
+// without copying it: only for a callee that keeps nothing of it once it
+// returns (a parser; its error messages are formatted copies), while the
+// caller's memory is valid, i.e. within the C call. It spares the port,
+// parsed on every connect, an allocation.
+func cView(p *C.char, max int) string {
+	return unsafe.String((*byte)(unsafe.Pointer(p)), cStrnlen(p, max))
+}
+
 // cStrnlen is strnlen(3) in Go: the port string is measured on every
 // connect, and a call into C for it costs more than the loop. It reads byte
 // by byte up to the NUL or max, never further, as strnlen may.

@@ -59,7 +59,12 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 		cfg.Record = &race.Trace{}
 	}
 	want := d.wantedFamily()
-	if static, ok := d.staticAddrs(host); ok {
+	if lit, err := netip.ParseAddr(host); err == nil {
+		if want != FamilyUnspec && FamilyOf(lit) != want {
+			return cfg, noStaticAddress(host, port, want, EAI_ADDRFAMILY)
+		}
+		cfg.Literal = lit
+	} else if static, ok := d.Hosts[host]; ok {
 		cfg.Static = filterFamily(static, want)
 		if len(cfg.Static) == 0 {
 			// A static entry with no address has no data; one with
@@ -68,7 +73,7 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 			if len(static) > 0 {
 				code = EAI_ADDRFAMILY
 			}
-			return cfg, &Error{Host: host, Port: port, Outcome: OutcomeResolve, Cause: &ResolveError{Host: host, Family: want, Code: code}}
+			return cfg, noStaticAddress(host, port, want, code)
 		}
 	} else if want == FamilyUnspec {
 		cfg.Families = race.LookupFamilies[:]
@@ -96,15 +101,11 @@ func (d *Dialer) params(cfg *race.MachineConfig) netio.Params {
 	return p
 }
 
-// staticAddrs returns the addresses of an IP literal or a Hosts entry.
-func (d *Dialer) staticAddrs(host string) ([]netip.Addr, bool) {
-	if a, err := netip.ParseAddr(host); err == nil {
-		return []netip.Addr{a}, true
-	}
-	if addrs, ok := d.Hosts[host]; ok {
-		return addrs, true
-	}
-	return nil, false
+// noStaticAddress is the outcome of a race whose literal or static entry
+// has no address of the wanted family (code EAI_ADDRFAMILY), or none at
+// all (EAI_NODATA): decided before any I/O, as a resolver would answer.
+func noStaticAddress(host string, port uint16, want Family, code int) *Error {
+	return &Error{Host: host, Port: port, Outcome: OutcomeResolve, Cause: &ResolveError{Host: host, Family: want, Code: code}}
 }
 
 func filterFamily(addrs []netip.Addr, f Family) []netip.Addr {
@@ -122,6 +123,8 @@ func filterFamily(addrs []netip.Addr, f Family) []netip.Addr {
 
 // ParsePort accepts a port number (1-65535) or a TCP service name from the
 // services database; anything else is an *InputError of kind InputPort.
+// It keeps nothing of service once it returns (the C ABI hands it a view
+// of the caller's memory, not a copy).
 func ParsePort(service string) (uint16, error) {
 	if service == "" {
 		return 0, invalidPort("empty")

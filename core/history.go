@@ -52,7 +52,7 @@ func HistoryStatistics() HistoryStats { return historyStore.Stats() }
 // address has nothing to order, and costs nothing here), on a network
 // netstate knows.
 func (d *Dialer) applyHistory(cfg *race.MachineConfig) {
-	if d.DisableHistory || cfg.Serial || historyOff.Load() || len(cfg.Static) == 1 {
+	if d.DisableHistory || cfg.Serial || historyOff.Load() || cfg.Lone() {
 		return
 	}
 	snap := netstate.Current()
@@ -76,6 +76,9 @@ func (d *Dialer) applyHistory(cfg *race.MachineConfig) {
 
 // familiesOf counts the families a race may try.
 func familiesOf(cfg *race.MachineConfig) int {
+	if cfg.Literal.IsValid() {
+		return 1
+	}
 	if cfg.Static == nil {
 		return len(cfg.Families)
 	}

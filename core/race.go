@@ -24,11 +24,19 @@ type Race struct {
 // returns. onDone, if not nil, is called once, on the thread that decides
 // the race, right after the outcome is known; it must not block.
 func (d *Dialer) Start(host string, port uint16, onDone func()) (*Race, error) {
+	r, err := d.startDriven(host, port, onDone)
+	if err != nil {
+		return nil, err
+	}
+	return &Race{r}, nil
+}
+
+func (d *Dialer) startDriven(host string, port uint16, onDone func()) (*netio.Driven, error) {
 	cfg, err := d.raceConfig(host, port)
 	if err != nil {
 		return nil, err
 	}
-	return &Race{netio.Start(cfg, d.params(&cfg), onDone)}, nil
+	return netio.Start(cfg, d.params(&cfg), onDone), nil
 }
 
 // ConnectNow is Start without onDone, plus one look at the race without
@@ -40,19 +48,21 @@ func (d *Dialer) Start(host string, port uint16, onDone func()) (*Race, error) {
 // still running: the caller sets its onDone (SetOnDone) before another
 // goroutine can reach it, and looks at Done. err is Start's.
 func (d *Dialer) ConnectNow(host string, port uint16) (fd int, race *Race, err error) {
-	r, err := d.Start(host, port, nil)
+	// The race is wrapped in a Race only when it is handed back: a connect
+	// won here costs no allocation for it.
+	r, err := d.startDriven(host, port, nil)
 	if err != nil {
 		return -1, nil, err
 	}
-	if !r.r.Drive(time.Now()) {
-		return -1, r, nil
+	if !r.Look() {
+		return -1, &Race{r}, nil
 	}
-	res, failure := r.r.Outcome()
+	res, failure := r.Outcome()
 	if failure != nil {
-		return -1, r, nil
+		return -1, &Race{r}, nil
 	}
 	fd = res.FD
-	r.r.Recycle()
+	r.Recycle()
 	return fd, nil, nil
 }
 

@@ -90,7 +90,7 @@ func Start(cfg race.MachineConfig, p Params, onDone func()) *Driven {
 	r.pollIDs = r.pollIDBuf[:0]
 	r.pending = r.pendingBuf[:0]
 	r.batch = r.batchBuf[:0]
-	if len(cfg.Static) != 1 {
+	if !cfg.Lone() {
 		// Only several addresses are sorted (a method value costs an
 		// allocation).
 		cfg.Sort = r.sources.sortRFC6724
@@ -176,7 +176,7 @@ func (r *Driven) stepIfIdle() {
 		cancel := r.canceled != nil && !r.cancelSeen
 		r.mu.Unlock()
 		if cancel {
-			r.stepShared()
+			r.stepShared(r.now())
 		}
 	}
 	r.drive.Unlock()
@@ -199,6 +199,18 @@ func (r *Driven) Drive(deadline time.Time) bool {
 		if !r.waitForDriver(deadline) {
 			break
 		}
+	}
+	return r.finished.Load()
+}
+
+// Look is Drive with a deadline of now: one look at the race without
+// blocking (a connect that finished by now is decided), unless another
+// thread drives it. It reads no clock for the deadline.
+func (r *Driven) Look() bool {
+	if !r.finished.Load() && r.drive.TryLock() {
+		r.driveFor(0)
+		r.drive.Unlock()
+		r.stepIfIdle()
 	}
 	return r.finished.Load()
 }
@@ -238,6 +250,12 @@ func (r *Driven) driveLocked(deadline time.Time) {
 	if !deadline.IsZero() {
 		limit = deadline.Sub(r.start)
 	}
+	r.driveFor(limit)
+}
+
+// driveFor plays the race until it is decided or until limit (time since
+// the start; -1: none) has passed.
+func (r *Driven) driveFor(limit time.Duration) {
 	wake := -1
 	// Before taking a wake fd, one look at the attempt sockets without
 	// waiting: a loopback connect is done by now (the kernel completes it
@@ -257,7 +275,7 @@ func (r *Driven) driveLocked(deadline time.Time) {
 	}()
 	for !r.finished.Load() {
 		now := r.now()
-		if r.stepShared() || r.timerAt >= 0 && now >= r.timerAt {
+		if r.stepShared(now) || r.timerAt >= 0 && now >= r.timerAt {
 			if !r.finished.Load() && r.timerAt >= 0 && now >= r.timerAt {
 				r.perform(r.m.Step(r.now()))
 			}
@@ -297,9 +315,10 @@ func (r *Driven) driveLocked(deadline time.Time) {
 }
 
 // stepShared takes what other threads posted (lookup answers, a cancel) and
-// what actions produced, and steps the machine with it; it reports whether
+// what actions produced, and steps the machine with it at now (the
+// caller's reading of the clock, taken just before); it reports whether
 // there was anything.
-func (r *Driven) stepShared() bool {
+func (r *Driven) stepShared(now time.Duration) bool {
 	batch := append(r.batch[:0], r.pending...)
 	r.pending = r.pending[:0]
 	r.mu.Lock()
@@ -314,7 +333,7 @@ func (r *Driven) stepShared() bool {
 	if len(batch) == 0 {
 		return false
 	}
-	r.perform(r.m.Step(r.now(), batch...))
+	r.perform(r.m.Step(now, batch...))
 	return true
 }
 

@@ -53,7 +53,7 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account boo
 		}
 		r.dialer.LocalAddr = local
 	}
-	if len(cfg.Static) != 1 {
+	if !cfg.Lone() {
 		// Only several addresses are sorted (a method value costs an
 		// allocation).
 		src := new(sourceCache)

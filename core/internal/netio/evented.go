@@ -76,7 +76,7 @@ func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, er
 	r := eventedPool.Get().(*Evented)
 	r.params, r.host, r.start, r.onDone = p, cfg.Host, time.Now(), onDone
 	r.p = &r.params
-	if len(cfg.Static) != 1 {
+	if !cfg.Lone() {
 		// Only several addresses are sorted (a method value costs an
 		// allocation).
 		cfg.Sort = r.sources.sortRFC6724

@@ -26,8 +26,10 @@ func rawSocket(family int) (int, error) {
 }
 
 // rawConnect starts connecting fd to dst (scope: the IPv6 zone's interface
-// index, 0 for none).
-func rawConnect(fd int, dst netip.AddrPort, scope uint32) error {
+// index, 0 for none); 0 when connected. An Errno, not an error: the caller
+// tells EINPROGRESS apart on every connect, and comparing interfaces costs
+// a boxing and a runtime call there.
+func rawConnect(fd int, dst netip.AddrPort, scope uint32) unix.Errno {
 	a := dst.Addr()
 	var e unix.Errno
 	if a.Is4() || a.Is4In6() {
@@ -39,10 +41,7 @@ func rawConnect(fd int, dst netip.AddrPort, scope uint32) error {
 		putPort(&sa.Port, dst.Port())
 		_, _, e = unix.RawSyscall(unix.SYS_CONNECT, uintptr(fd), uintptr(unsafe.Pointer(&sa)), unsafe.Sizeof(sa))
 	}
-	if e != 0 {
-		return e
-	}
-	return nil
+	return e
 }
 
 // putPort stores port in network byte order.

@@ -52,17 +52,17 @@ func startConnect(dst netip.AddrPort, local netip.AddrPort) (fd int, connected b
 			return -1, false, err
 		}
 	}
-	err = rawConnect(fd, dst, scope)
-	switch err {
-	case nil:
+	switch e := rawConnect(fd, dst, scope); e {
+	case 0:
 		return fd, true, nil
 	case unix.EINPROGRESS, unix.EINTR:
 		// A connect interrupted by a signal goes on in the background
 		// (connect(2)): wait for it like any other connect in progress.
 		return fd, false, nil
+	default:
+		rawClose(fd)
+		return -1, false, e
 	}
-	rawClose(fd)
-	return -1, false, err
 }
 
 func bindLocal(fd, family int, local netip.AddrPort) error {

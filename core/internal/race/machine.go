@@ -65,6 +65,7 @@ type Machine struct {
 	orderBuf   [2]int
 	attemptBuf [2]attemptState
 	actBuf     [4]Action
+	literal    [1]netip.Addr // cfg.Literal as cfg.Static's one address
 }
 
 type lookupState struct {
@@ -98,6 +99,10 @@ func NewMachine(cfg MachineConfig) *Machine {
 // (its slices start out in its own arrays).
 func (m *Machine) Init(cfg MachineConfig) {
 	*m = Machine{cfg: cfg, timerAt: noTimer}
+	if cfg.Literal.IsValid() {
+		m.literal[0] = cfg.Literal
+		m.cfg.Static = m.literal[:]
+	}
 	m.cands = m.candBuf[:0]
 	m.order = m.orderBuf[:0]
 	m.attempts = m.attemptBuf[:0]

@@ -79,8 +79,13 @@ type MachineConfig struct {
 	// is set.
 	Families []Family
 	// Static, if non-nil, is the complete address list: no lookup is made
-	// (IP literals and static host entries).
+	// (static host entries).
 	Static []netip.Addr
+	// Literal, when valid, is the host as an IP address: the race's only
+	// address, as if Static were [Literal]. A field of its own because a
+	// one-address slice made per connect would be an allocation on every
+	// connect to a literal; the machine keeps the address in its own memory.
+	Literal netip.Addr
 
 	ResolutionDelay         time.Duration
 	ConnectionAttemptDelay  time.Duration
@@ -127,3 +132,8 @@ type NAT64Config struct {
 	// Source says where Prefixes came from, for the trace.
 	Source string
 }
+
+// Lone reports whether the race has a single address known in advance (an
+// IP literal, or a static entry of one address): nothing to sort, no history
+// to consult.
+func (c *MachineConfig) Lone() bool { return c.Literal.IsValid() || len(c.Static) == 1 }
