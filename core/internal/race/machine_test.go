@@ -202,6 +202,37 @@ func TestStaticSingleAddressIsOnePlainAttempt(t *testing.T) {
 	}
 }
 
+// A literal is the static list of its one address, kept in the machine's
+// own memory: the same actions, the same outcome, and the machine's list
+// does not depend on the caller's config once Init returns.
+func TestLiteralIsAStaticListOfOne(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*MachineConfig)
+	}{
+		{"static", func(c *MachineConfig) { c.Static = []netip.Addr{v6a} }},
+		{"literal", func(c *MachineConfig) { c.Literal = v6a }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig()
+			tc.set(&cfg)
+			if !cfg.Lone() {
+				t.Fatal("a single address is not Lone")
+			}
+			h := newHarness(t, cfg)
+			cfg.Literal, cfg.Static = v4a, nil // the caller's copy changes; the machine's must not
+			acts := h.start()
+			h.wantStarted(acts, v6a)
+			for _, a := range acts {
+				if a.Kind == ActionStartLookup {
+					t.Fatalf("a static address was resolved: %+v", acts)
+				}
+			}
+			h.wantWinner(h.step(1, connected(0)), 0)
+		})
+	}
+}
+
 func TestTraceRecordsEveryStep(t *testing.T) {
 	h := newHarness(t, testConfig())
 	h.start()
