@@ -4,6 +4,10 @@ package main
 #include <string.h>
 #include <sys/socket.h>
 #include "internal.h"
+// It copies the address and keeps no pointer: the address can stay on
+// the Go stack (hev2_result then allocates nothing).
+#cgo noescape hev2c_fill_sockaddr
+#cgo nocallback hev2c_fill_sockaddr
 */
 import "C"
 
@@ -66,11 +70,15 @@ func hev2go_result(id C.hev2_conn, r *C.hev2_result_info) (rc C.int) {
 		c.fdTaken = true
 		r.family = familyOf(ap.Addr())
 		r.port = C.int(ap.Port())
-		putString(r.address[:], ap.Addr().String())
+		putAddr(r.address[:], ap.Addr())
 		putAddr(r.synthesized_from[:], c.res.SynthesizedFrom)
 		a := ap.Addr().Unmap()
-		b := a.AsSlice()
-		C.hev2c_fill_sockaddr(r, (*C.uchar)(unsafe.Pointer(&b[0])), C.int(len(b)), C.int(ap.Port()), C.uint32_t(scopeID(a)))
+		b, n := a.As16(), 16
+		if a.Is4() {
+			b4 := a.As4()
+			n = copy(b[:], b4[:])
+		}
+		C.hev2c_fill_sockaddr(r, (*C.uchar)(unsafe.Pointer(&b[0])), C.int(n), C.int(ap.Port()), C.uint32_t(scopeID(a)))
 	} else {
 		var ce *core.Error
 		if errors.As(c.err, &ce) {
@@ -107,13 +115,13 @@ func fillLookup(l *C.hev2_lookup_info, li core.LookupInfo, i int) {
 	default:
 		l.state = C.HEV2_LOOKUP_PENDING
 	}
-	var re *core.ResolveError
-	if errors.As(li.Err, &re) {
-		l.eai = C.int(re.Code)
-		l.sys_errno = C.int(re.Errno)
-	} else if li.Err != nil {
+	if li.Err != nil { // errors.As's target escapes: not on every answered lookup
+		var re *core.ResolveError
 		var te *core.TimeoutError
-		if errors.As(li.Err, &te) {
+		if errors.As(li.Err, &re) {
+			l.eai = C.int(re.Code)
+			l.sys_errno = C.int(re.Errno)
+		} else if errors.As(li.Err, &te) {
 			l.sys_errno = C.int(syscall.ETIMEDOUT)
 		}
 	}
@@ -329,7 +337,7 @@ func scopeID(a netip.Addr) uint32 {
 }
 
 // putString copies s into a C char array, cut to fit, NUL-terminated.
-func putString(dst []C.char, s string) {
+func putString[T string | []byte](dst []C.char, s T) {
 	if len(dst) == 0 {
 		return
 	}
@@ -347,10 +355,8 @@ func boolInt(b bool) C.int {
 }
 
 // putAddr writes a's text, or "" for the zero Addr.
+// putAddr writes a's text ("" for the zero Addr) without allocating it.
 func putAddr(dst []C.char, a netip.Addr) {
-	if a.IsValid() {
-		putString(dst, a.String())
-		return
-	}
-	putString(dst, "")
+	var text [64]byte // an IPv6 address with an interface name fits
+	putString(dst, a.AppendTo(text[:0]))
 }
