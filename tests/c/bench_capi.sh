@@ -1,6 +1,7 @@
 #!/bin/sh
 # bench-capi: connect+close through the C ABI (the race on a library thread,
-# and driven by the waiting thread) beside plain C, in one run, interleaved;
+# and driven by the waiting thread) beside plain C, in one run, interleaved,
+# then call by call (medians of each call, paired in each iteration);
 # syscalls per connect of each (strace -c -f over the client process only,
 # start-up subtracted); the same with a name from a hosts file (in a private
 # mount namespace, never the machine's own hosts file); the cost of loading

@@ -12,7 +12,9 @@
  *   bench_connect PORT N [HOST]         every loop, N connects each; with
  *                                       HOST (a name), plain C resolves it
  *                                       with getaddrinfo and hev2 with its
- *                                       system resolver
+ *                                       system resolver; without, then the
+ *                                       same N call by call (per_call) and
+ *                                       the sporadic pairs
  *   bench_connect PORT MODE N [HOST]    one loop only (for strace -c -f);
  *                                       MODE plain, library, waiter or
  *                                       onecall (hev2_connect_wait)
@@ -219,6 +221,94 @@ static void sporadic(void)
 	       cm, rm, rlo, rhi);
 }
 
+/* The same connect, timed call by call: each iteration makes one plain C
+ * blocking connect, one non-blocking connect + poll, and one
+ * hev2_connect_wait, in that order, closes aside (the finest interleaving:
+ * the machine's drift cancels within an iteration). Printed: the median
+ * time of each and the median of the per-iteration ratios, then where a
+ * waiter-driven handle's time goes, call by call. The calls that make no
+ * connect (hev2_wait of a decided race, hev2_result, hev2_release) have
+ * medians that move by tens of nanoseconds between runs: the figures to
+ * compare builds with. The connects themselves move with the kernel. */
+static void per_call(int n)
+{
+	double *t = malloc(sizeof(double) * (size_t)n * 10);
+	if (!t) {
+		perror("malloc");
+		exit(1);
+	}
+	enum { BLOCKING, NONBLOCKING, ONE_CALL, CONNECT, WAIT, RESULT, RELEASE, R_ONE, R_FLOOR, R_OVER, COLS };
+	double *col[COLS];
+	for (int j = 0; j < COLS; j++)
+		col[j] = t + (size_t)j * (size_t)n;
+	for (int i = 0; i < n; i++) {
+		double t0 = now_ms();
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&to, sizeof to) < 0) {
+			perror("plain connect");
+			exit(1);
+		}
+		double t1 = now_ms();
+		close(fd);
+		double t2 = now_ms();
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		if (fd < 0 || (connect(fd, (struct sockaddr *)&to, sizeof to) < 0 && errno != EINPROGRESS)) {
+			perror("plain non-blocking connect");
+			exit(1);
+		}
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		if (poll(&p, 1, -1) != 1) {
+			perror("poll");
+			exit(1);
+		}
+		double t3 = now_ms();
+		close(fd);
+		double t4 = now_ms();
+		hev2_conn c;
+		if (hev2_connect_wait("127.0.0.1", port, NULL, -1, &c, &fd) != HEV2_OK) {
+			fprintf(stderr, "hev2_connect_wait failed: %s\n", hev2_last_error());
+			exit(1);
+		}
+		double t5 = now_ms();
+		close(fd);
+		double t6 = now_ms();
+		hev2_result_info r = {.size = sizeof r};
+		if (hev2_connect("127.0.0.1", port, &waiter, &c) != HEV2_OK) {
+			fprintf(stderr, "hev2_connect failed: %s\n", hev2_last_error());
+			exit(1);
+		}
+		double t7 = now_ms();
+		if (hev2_wait(c, -1) != HEV2_OK)
+			exit(1);
+		double t8 = now_ms();
+		if (hev2_result(c, &r) != HEV2_OK || r.status != HEV2_OK)
+			exit(1);
+		double t9 = now_ms();
+		close(r.fd);
+		double t10 = now_ms();
+		hev2_release(c);
+		double t11 = now_ms();
+		col[BLOCKING][i] = (t1 - t0) * 1e6, col[NONBLOCKING][i] = (t3 - t2) * 1e6;
+		col[ONE_CALL][i] = (t5 - t4) * 1e6, col[CONNECT][i] = (t7 - t6) * 1e6;
+		col[WAIT][i] = (t8 - t7) * 1e6, col[RESULT][i] = (t9 - t8) * 1e6, col[RELEASE][i] = (t11 - t10) * 1e6;
+		col[R_ONE][i] = col[ONE_CALL][i] / col[BLOCKING][i];
+		col[R_FLOOR][i] = col[NONBLOCKING][i] / col[BLOCKING][i];
+		col[R_OVER][i] = col[ONE_CALL][i] - col[NONBLOCKING][i];
+	}
+	double med[COLS], lo, hi;
+	for (int j = 0; j < COLS; j++)
+		spread(col[j], n, &med[j], &lo, &hi);
+	printf("call by call, %d iterations (each: plain C, non-blocking C, one call; closes not timed; medians)\n", n);
+	printf("  plain C socket+connect %8.0f ns\n", med[BLOCKING]);
+	printf("  plain C non-blocking   %8.0f ns  %.2fx plain C (median of per-iteration ratios)\n", med[NONBLOCKING],
+	       med[R_FLOOR]);
+	printf("  hev2_connect_wait      %8.0f ns  %.2fx plain C; %+.0f ns over the non-blocking connect\n",
+	       med[ONE_CALL], med[R_ONE], med[R_OVER]);
+	printf("  a waiter-driven handle: hev2_connect %.0f ns, hev2_wait %.0f ns, hev2_result %.0f ns, hev2_release %.0f ns\n",
+	       med[CONNECT], med[WAIT], med[RESULT], med[RELEASE]);
+	free(t);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "serve"))
@@ -295,7 +385,9 @@ int main(int argc, char **argv)
 		printf("  %-28s %12.1f   %5.2fx [%4.2f-%4.2f]   %5.2fx [%4.2f-%4.2f]\n", names[i], um, m, lo, hi, cm,
 		       clo, chi);
 	}
-	if (!host)
+	if (!host) {
+		per_call(atoi(argv[2]));
 		sporadic();
+	}
 	return 0;
 }
