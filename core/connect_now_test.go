@@ -183,47 +183,63 @@ func TestConnectNowWithLookupsStaysRight(t *testing.T) {
 // nothing: its address list lives in the machine (MachineConfig.Literal),
 // the race's memory is recycled, and no Race is made for a race that is
 // not handed back. The listener never accepts (the kernel completes each
-// handshake into its backlog), so that only the connects are counted.
+// handshake into its backlog), so that only the connects are counted. A
+// connect not won at its first look (a machine too slow for loopback) makes
+// a Race, so such a measurement is made again, with a new listener.
 func TestConnectNowToALiteralAllocatesNothing(t *testing.T) {
-	ln, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(ln)
-	if err := unix.Bind(ln, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(ln, 512); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := unix.Getsockname(ln)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := uint16(sa.(*unix.SockaddrInet4).Port)
 	checkLeaks(t)
 	var d Dialer
-	late := 0
-	allocs := testing.AllocsPerRun(200, func() {
-		fd, r, err := d.ConnectNow("127.0.0.1", port)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fd < 0 { // not decided at the first look: the machine was slow
-			late++
-			r.Wait(time.Time{})
-			res, err := r.Result()
+	for try := 1; try <= 3; try++ {
+		ln, port := unacceptedListener(t)
+		late := 0
+		allocs := testing.AllocsPerRun(200, func() {
+			fd, r, err := d.ConnectNow("127.0.0.1", port)
 			if err != nil {
 				t.Fatal(err)
 			}
-			fd = res.FD
+			if fd < 0 {
+				late++
+				r.Wait(time.Time{})
+				res, err := r.Result()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fd = res.FD
+			}
+			unix.Close(fd)
+		})
+		unix.Close(ln)
+		if late == 0 {
+			if allocs != 0 {
+				t.Errorf("%v allocations per connect, want 0", allocs)
+			}
+			return
 		}
+		t.Logf("try %d: %d of 201 connects not won at the first look", try, late)
+	}
+	t.Fatal("no try where every connect was won at its first look")
+}
+
+// unacceptedListener listens on 127.0.0.1 (a kernel-chosen port) and never
+// accepts; its backlog holds every connect of a test.
+func unacceptedListener(t *testing.T) (fd int, port uint16) {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
 		unix.Close(fd)
-	})
-	if late > 0 {
-		t.Logf("%d of 201 connects not won at the first look", late)
+		t.Fatal(err)
 	}
-	if allocs != 0 && late == 0 {
-		t.Errorf("%v allocations per connect, want 0", allocs)
+	if err := unix.Listen(fd, 1024); err != nil {
+		unix.Close(fd)
+		t.Fatal(err)
 	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		t.Fatal(err)
+	}
+	return fd, uint16(sa.(*unix.SockaddrInet4).Port)
 }
