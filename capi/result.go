@@ -354,7 +354,6 @@ func boolInt(b bool) C.int {
 	return 0
 }
 
-// putAddr writes a's text, or "" for the zero Addr.
 // putAddr writes a's text ("" for the zero Addr) without allocating it.
 func putAddr(dst []C.char, a netip.Addr) {
 	var text [64]byte // an IPv6 address with an interface name fits

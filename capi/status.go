@@ -127,6 +127,24 @@ type outcome struct {
 	timeout core.TimeoutKind
 }
 
+// causeDetails fills o's getaddrinfo code, errno and timeout kind from a
+// race's cause.
+func causeDetails(cause error, o *outcome) {
+	var re *core.ResolveError
+	var errno syscall.Errno
+	var te *core.TimeoutError
+	switch {
+	case errors.As(cause, &re):
+		o.eai = re.Code
+		o.errno = int(re.Errno)
+	case errors.As(cause, &errno):
+		o.errno = int(errno)
+	}
+	if errors.As(cause, &te) {
+		o.timeout = te.Kind
+	}
+}
+
 // outcomeOf turns a race's end into the C caller's outcome. The
 // classification is core's (Error.Outcome); this adds only the C ABI's
 // cancel contract: after hev2_cancel the outcome is HEV2_ECANCELED unless
@@ -148,21 +166,10 @@ func outcomeOf(err error, canceled bool) outcome {
 		return o
 	}
 	o.timeout = ce.Expired
-	var re *core.ResolveError
-	var errno syscall.Errno
-	var te *core.TimeoutError
-	switch {
-	case ce.Cause == context.Canceled:
-		// hev2_cancel's cause: none of the kinds below (and errors.As
-		// would walk it with reflection three times, on every cancel).
-	case errors.As(ce.Cause, &re):
-		o.eai = re.Code
-		o.errno = int(re.Errno)
-	case errors.As(ce.Cause, &errno):
-		o.errno = int(errno)
-	}
-	if ce.Cause != context.Canceled && errors.As(ce.Cause, &te) {
-		o.timeout = te.Kind
+	// hev2_cancel's cause is none of the kinds below: skipped, errors.As
+	// would walk it with reflection three times on every cancel.
+	if ce.Cause != context.Canceled {
+		causeDetails(ce.Cause, &o)
 	}
 	kind := ce.Outcome
 	if canceled {
