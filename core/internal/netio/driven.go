@@ -33,7 +33,7 @@ type Driven struct {
 	p      *Params       // &params
 	m      *race.Machine // &machine
 	host   string
-	start  time.Time
+	start  time.Duration // monoNow at Start
 
 	// Shared with other threads (Cancel, lookup goroutines), under mu.
 	mu       sync.Mutex
@@ -49,12 +49,15 @@ type Driven struct {
 	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
 	prefixCancel func()
 	timerAt      time.Duration // -1: no timer armed
-	pending      []race.Event  // outcomes found while performing actions
-	batch        []race.Event
-	pollFDs      []unix.PollFd
-	pollIDs      []int
-	cancelSeen   bool
-	sources      sourceCache
+	// stepAt is the clock reading the machine was last stepped with: a
+	// winner handed over in that step won then (no second reading).
+	stepAt     time.Duration
+	pending    []race.Event // outcomes found while performing actions
+	batch      []race.Event
+	pollFDs    []unix.PollFd
+	pollIDs    []int
+	cancelSeen bool
+	sources    sourceCache
 	// gai is set while the system resolver has lookups of this race in
 	// flight: its threads then wake the driver directly (resolve.Waker).
 	gai *resolve.Waker
@@ -83,7 +86,7 @@ type Driven struct {
 // published; it must not block.
 func Start(cfg race.MachineConfig, p Params, onDone func()) *Driven {
 	r := drivenPool.Get().(*Driven)
-	r.params, r.host, r.start, r.wakeFD, r.timerAt, r.onDone = p, cfg.Host, time.Now(), -1, -1, onDone
+	r.params, r.host, r.start, r.wakeFD, r.timerAt, r.onDone = p, cfg.Host, monoNow(), -1, -1, onDone
 	r.p = &r.params
 	r.fds = r.fdBuf[:0]
 	r.pollFDs = r.pollFDBuf[:0]
@@ -176,7 +179,7 @@ func (r *Driven) stepIfIdle() {
 		cancel := r.canceled != nil && !r.cancelSeen
 		r.mu.Unlock()
 		if cancel {
-			r.stepShared(r.now())
+			r.stepShared()
 		}
 	}
 	r.drive.Unlock()
@@ -248,7 +251,7 @@ func (r *Driven) waitForDriver(deadline time.Time) bool {
 func (r *Driven) driveLocked(deadline time.Time) {
 	limit := time.Duration(-1)
 	if !deadline.IsZero() {
-		limit = deadline.Sub(r.start)
+		limit = monoOf(deadline) - r.start
 	}
 	r.driveFor(limit)
 }
@@ -274,20 +277,27 @@ func (r *Driven) driveFor(limit time.Duration) {
 		}
 	}()
 	for !r.finished.Load() {
-		now := r.now()
-		if r.stepShared(now) || r.timerAt >= 0 && now >= r.timerAt {
-			if !r.finished.Load() && r.timerAt >= 0 && now >= r.timerAt {
-				r.perform(r.m.Step(r.now()))
-			}
+		if r.stepShared() {
 			justLooked = false
 			continue
 		}
 		if !looked {
+			// Before the clock is read: a socket found ready here is
+			// stepped with the clock read once, in stepShared. A timer
+			// that fell due meanwhile is stepped after it, so a connect
+			// that finished by now wins even at its deadline.
 			looked = true
 			if r.pollNow() {
 				continue
 			}
 			justLooked = true
+		}
+		now := r.now()
+		if r.timerAt >= 0 && now >= r.timerAt {
+			r.stepAt = now
+			r.perform(r.m.Step(now))
+			justLooked = false
+			continue
 		}
 		if limit >= 0 && now >= limit {
 			return
@@ -314,13 +324,14 @@ func (r *Driven) driveFor(limit time.Duration) {
 	}
 }
 
-// stepShared takes what other threads posted (lookup answers, a cancel) and
-// what actions produced, and steps the machine with it at now (the
-// caller's reading of the clock, taken just before); it reports whether
-// there was anything.
-func (r *Driven) stepShared(now time.Duration) bool {
-	batch := append(r.batch[:0], r.pending...)
-	r.pending = r.pending[:0]
+// stepShared takes what other threads posted (lookup answers, a cancel)
+// and what actions produced, and steps the machine with it; it reports
+// whether there was anything. The clock is read only when there is.
+func (r *Driven) stepShared() bool {
+	// The two buffers trade places instead of copying: what the actions
+	// of this step produce goes to the other one.
+	batch := r.pending
+	r.pending = r.batch[:0]
 	r.mu.Lock()
 	batch = append(batch, r.posted...)
 	r.posted = r.posted[:0]
@@ -333,6 +344,8 @@ func (r *Driven) stepShared(now time.Duration) bool {
 	if len(batch) == 0 {
 		return false
 	}
+	now := r.now()
+	r.stepAt = now
 	r.perform(r.m.Step(now, batch...))
 	return true
 }
@@ -376,8 +389,17 @@ func (r *Driven) poll(now, limit time.Duration, wake int, lookFirst bool) {
 // reports whether any was ready.
 func (r *Driven) pollNow() bool {
 	r.pollSet(-1)
-	if len(r.pollFDs) == 0 {
+	switch len(r.pollFDs) {
+	case 0:
 		return false
+	case 1:
+		// One socket (a lone address: the common case) is asked for its
+		// peer, which costs less than a poll; only one not connected
+		// (still connecting, or failed) goes on to the poll.
+		if rawConnected(int(r.pollFDs[0].Fd)) {
+			r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: r.pollIDs[0]})
+			return true
+		}
 	}
 	if n, err := rawPollNow(r.pollFDs); err != nil || n == 0 {
 		return false
@@ -422,7 +444,7 @@ func (r *Driven) takeReady(wake int) {
 	}
 }
 
-func (r *Driven) now() time.Duration { return time.Since(r.start) }
+func (r *Driven) now() time.Duration { return monoNow() - r.start }
 
 // perform carries out the machine's actions on the driving thread.
 func (r *Driven) perform(acts []race.Action) {
@@ -504,7 +526,7 @@ func (r *Driven) handOver(id int) (*race.Result, error) {
 		closeFD(fd)
 		return nil, err
 	}
-	return r.newResult(id, fd, r.now()), nil
+	return r.newResult(id, fd, r.stepAt), nil
 }
 
 // finish publishes the outcome; the machine has already asked for every

@@ -37,7 +37,7 @@ import (
 func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account bool) (*net.TCPConn, *race.Result, error) {
 	r := netpollPool.Get().(*netpollRace)
 	defer r.recycle()
-	r.p, r.host, r.start, r.timerAt, r.account = p, cfg.Host, time.Now(), -1, account
+	r.p, r.host, r.start, r.timerAt, r.account = p, cfg.Host, monoNow(), -1, account
 	r.attempts = r.attemptsBuf[:0]
 	r.queued = r.queuedBuf[:0]
 	r.pending = r.pendingBuf[:0]
@@ -86,8 +86,8 @@ type netpollRace struct {
 	p       Params
 	m       *race.Machine
 	host    string
-	start   time.Time
-	dialer  net.Dialer // shared by the race's attempts (read only)
+	start   time.Duration // monoNow at the start
+	dialer  net.Dialer    // shared by the race's attempts (read only)
 
 	lookups   [2]context.CancelFunc
 	lookupOut [2]bool // a lookup whose answer the race still waits for
@@ -132,7 +132,7 @@ type attemptOutcome struct {
 	err  error
 }
 
-func (r *netpollRace) now() time.Duration { return time.Since(r.start) }
+func (r *netpollRace) now() time.Duration { return monoNow() - r.start }
 
 func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, error) {
 	defer r.cleanup()

@@ -27,9 +27,9 @@ type Evented struct {
 	p       *Params       // &params
 	m       *race.Machine // &machine
 	host    string
-	start   time.Time
-	fds     []int    // per attempt; -1 once closed or handed over
-	tokens  []uint64 // per attempt's poller registration, 0 if none
+	start   time.Duration // monoNow at the start
+	fds     []int         // per attempt; -1 once closed or handed over
+	tokens  []uint64      // per attempt's poller registration, 0 if none
 	lookups [2]func()
 	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
 	prefixCancel func()
@@ -74,7 +74,7 @@ func (r *Evented) Recycle() bool {
 // poller that serves every race.
 func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, error)) *Evented {
 	r := eventedPool.Get().(*Evented)
-	r.params, r.host, r.start, r.onDone = p, cfg.Host, time.Now(), onDone
+	r.params, r.host, r.start, r.onDone = p, cfg.Host, monoNow(), onDone
 	r.p = &r.params
 	if !cfg.Lone() {
 		// Only several addresses are sorted (a method value costs an
@@ -164,7 +164,7 @@ func (r *Evented) Cancel(cause error) {
 	r.step(race.Event{Kind: race.EventCancel, Err: cause})
 }
 
-func (r *Evented) now() time.Duration { return time.Since(r.start) }
+func (r *Evented) now() time.Duration { return monoNow() - r.start }
 
 // step feeds one event in, from any goroutine.
 func (r *Evented) step(ev race.Event) {

