@@ -164,20 +164,6 @@ func unknownHandle(id C.hev2_conn) C.int {
 	return refuse(statusHandle, "handle %d unknown (never issued, or released)", uint64(id))
 }
 
-// convertHost copies the caller's host; its rules are core's, applied
-// when the race is configured. A length beyond any host core accepts is
-// cut to the bound hev2_connect's strnlen uses, so that an absurd length is
-// never read whole and is still refused as too long.
-func convertHost(host *C.char, n C.size_t) (string, error) {
-	if host == nil {
-		return "", fail(statusHost, "host is NULL")
-	}
-	if n > C.HEV2_MAX_HOSTLEN+8 {
-		n = C.HEV2_MAX_HOSTLEN + 8
-	}
-	return C.GoStringN(host, C.int(n)), nil
-}
-
 func (c *conn) record(ev core.TraceEvent) {
 	c.mu.Lock()
 	c.events = append(c.events, ev)
