@@ -297,7 +297,13 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 		// returns): one look now settles it without registering with
 		// the poller, whose thread would otherwise wake for it and
 		// hand the race over. Other destinations are not looked at:
-		// their answer is a round trip away.
+		// their answer is a round trip away. A connected socket is
+		// told by getpeername, cheaper than a poll; the poll tells a
+		// refusal from a connect still in flight.
+		if rawConnected(fd) {
+			r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id})
+			return
+		}
 		pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
 		if n, err := rawPollNow(pfd[:]); err == nil && n > 0 {
 			r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: readyResult(fd, pfd[0].Revents)})
