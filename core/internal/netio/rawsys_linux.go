@@ -8,9 +8,9 @@ import (
 )
 
 // The system calls on a connect's path that never block (socket, connect on
-// a non-blocking socket, getsockopt, close, a poll with a zero timeout) are
-// made as raw system calls: no entersyscall/exitsyscall around them. A
-// loopback connect does the whole handshake inside connect(2), ~20 us; made
+// a non-blocking socket, getsockopt, getpeername, the winner's setsockopt
+// and fcntl, close, a poll with a zero timeout) are made as raw system
+// calls: no entersyscall/exitsyscall around them. A loopback connect does the whole handshake inside connect(2), ~20 us; made
 // as an ordinary system call, that is long enough for Go's sysmon to take
 // the P away from the caller's thread and hand it to another thread, and the
 // caller then pays for a futex wake-up and a P hand-off on its way back.
@@ -83,6 +83,28 @@ func rawConnected(fd int) bool {
 	var l uint32 // 0: the kernel writes the address's length only
 	_, _, e := unix.RawSyscall(unix.SYS_GETPEERNAME, uintptr(fd), uintptr(unsafe.Pointer(&sa)), uintptr(unsafe.Pointer(&l)))
 	return e == 0
+}
+
+// rawSetsockoptInt sets an int socket option (the winner's TCP_NODELAY,
+// keep-alive).
+func rawSetsockoptInt(fd, level, opt, value int) error {
+	v := int32(value)
+	_, _, e := unix.RawSyscall6(unix.SYS_SETSOCKOPT, uintptr(fd), uintptr(level), uintptr(opt), uintptr(unsafe.Pointer(&v)), unsafe.Sizeof(v), 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// rawSetBlocking makes fd blocking: F_SETFL with no flag, one system call,
+// not F_GETFL then F_SETFL: the library made the socket, with O_NONBLOCK
+// the only status flag F_SETFL can change.
+func rawSetBlocking(fd int) error {
+	_, _, e := unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_SETFL, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 // rawPollNow reports which of fds are ready without waiting.

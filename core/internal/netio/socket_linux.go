@@ -141,26 +141,24 @@ type SocketOptions struct {
 
 func applySocketOptions(fd int, d *SocketOptions) error {
 	if d.NoDelay {
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
+		if err := rawSetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1); err != nil {
 			return err
 		}
 	}
 	if d.KeepAlive > 0 {
 		secs := int((d.KeepAlive + time.Second - 1) / time.Second)
-		if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
+		if err := rawSetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1); err != nil {
 			return err
 		}
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, secs); err != nil {
+		if err := rawSetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, secs); err != nil {
 			return err
 		}
-		if err := unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, secs); err != nil {
+		if err := rawSetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, secs); err != nil {
 			return err
 		}
 	}
 	if d.Blocking {
-		// One system call, not F_GETFL then F_SETFL: the library made this
-		// socket, with O_NONBLOCK the only status flag F_SETFL can change.
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0); err != nil {
+		if err := rawSetBlocking(fd); err != nil {
 			return err
 		}
 	}
