@@ -130,6 +130,17 @@ type outcome struct {
 // causeDetails fills o's getaddrinfo code, errno and timeout kind from a
 // race's cause.
 func causeDetails(cause error, o *outcome) {
+	if errno, ok := cause.(syscall.Errno); ok {
+		// The common failure (a refusal, an unreachable network): no
+		// reflection, and nothing allocated for errors.As's targets.
+		o.errno = int(errno)
+		return
+	}
+	causeDetailsWrapped(cause, o)
+}
+
+// causeDetailsWrapped is causeDetails for any other cause, wrapped or not.
+func causeDetailsWrapped(cause error, o *outcome) {
 	var re *core.ResolveError
 	var errno syscall.Errno
 	var te *core.TimeoutError
@@ -156,7 +167,14 @@ func outcomeOf(err error, canceled bool) outcome {
 	}
 	var o outcome
 	ce, ok := err.(*core.Error) // what every race returns: no reflection
-	if !ok && !errors.As(err, &ce) {
+	if !ok {
+		// Declared here, not above: the pointer errors.As is given
+		// escapes, and the allocation is made where it is declared.
+		var wrapped *core.Error
+		ok = errors.As(err, &wrapped)
+		ce = wrapped
+	}
+	if !ok {
 		// Not a race's failure: a bug caught (input errors are refused
 		// by hev2_connect, never an outcome).
 		o.status = statusInternal

@@ -42,6 +42,13 @@ type Evented struct {
 	// a timer, a lookup's delivery, the NAT64 discovery), which may still
 	// reach it after it is decided; such a race is never recycled.
 	escaped bool
+
+	// Room for the slices above in a race of one or two attempts: a
+	// pending race costs one allocation fewer for each (about the bytes
+	// they add), and its cancel none for the event it steps.
+	fdBuf      [2]int
+	tokenBuf   [2]uint64
+	pendingBuf [1]race.Event
 }
 
 // eventedPool keeps the memory of races that ended without any goroutine
@@ -76,6 +83,7 @@ func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, er
 	r := eventedPool.Get().(*Evented)
 	r.params, r.host, r.start, r.onDone = p, cfg.Host, monoNow(), onDone
 	r.p = &r.params
+	r.fds, r.tokens, r.pending = r.fdBuf[:0], r.tokenBuf[:0], r.pendingBuf[:0]
 	if !cfg.Lone() {
 		// Only several addresses are sorted (a method value costs an
 		// allocation).
@@ -205,8 +213,10 @@ func (r *Evented) play(acts []race.Action) (res *race.Result, err error, finishe
 		if res, err, finished = r.perform(acts); finished || len(r.pending) == 0 {
 			return res, err, finished
 		}
+		// The machine is done with the events when Step returns: what
+		// performing its actions produces reuses their room.
 		batch := r.pending
-		r.pending = nil
+		r.pending = r.pending[:0]
 		acts = r.m.Step(r.now(), batch...)
 	}
 }
@@ -311,7 +321,7 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 		}
 	}
 	r.escaped = true // the poller holds r until the registration is gone, and later
-	token, err := sharedPoller.register(fd, func(events uint32) { r.ready(id, events) })
+	token, err := sharedPoller.register(fd, r, id)
 	if err != nil {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
 		return

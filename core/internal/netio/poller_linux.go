@@ -28,7 +28,19 @@ type poller struct {
 
 	mu      sync.Mutex
 	next    uint64
-	waiters map[uint64]func(events uint32)
+	waiters map[uint64]registration
+}
+
+// readyTarget is what a registration reports to: the race, told which of
+// its attempts is ready. A method with the attempt's id, not a closure per
+// registration: a pending connect then costs no allocation for it.
+type readyTarget interface {
+	ready(id int, events uint32)
+}
+
+type registration struct {
+	to readyTarget
+	id int
 }
 
 var sharedPoller poller
@@ -49,26 +61,27 @@ func (p *poller) init() error {
 	if err != nil {
 		return err
 	}
-	p.epfd, p.waiters = epfd, make(map[uint64]func(events uint32))
+	p.epfd, p.waiters = epfd, make(map[uint64]registration)
 	p.ready.Store(true)
 	go p.loop()
 	return nil
 }
 
-// register arranges for ready to be called (on the poller's goroutine) once
-// fd is writable or in error: a connect in progress has finished. ready
-// gets the epoll events (EPOLLOUT alone: connected, see readyResult).
-func (p *poller) register(fd int, ready func(events uint32)) (uint64, error) {
+// register arranges for to.ready(id, events) to be called (on the
+// poller's goroutine) once fd is writable or in error: a connect in
+// progress has finished. events are epoll's (EPOLLOUT alone: connected, see
+// readyResult).
+func (p *poller) register(fd int, to readyTarget, id int) (uint64, error) {
 	if err := p.init(); err != nil {
 		return 0, err
 	}
 	p.mu.Lock()
 	p.next++
 	token := p.next
-	p.waiters[token] = ready
+	p.waiters[token] = registration{to, id}
 	p.mu.Unlock()
 	ev := unix.EpollEvent{Events: unix.EPOLLOUT | unix.EPOLLONESHOT, Fd: int32(token), Pad: int32(token >> 32)}
-	if err := unix.EpollCtl(p.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+	if err := rawEpollAdd(p.epfd, fd, &ev); err != nil {
 		p.forget(token)
 		return 0, err
 	}
@@ -94,11 +107,11 @@ func (p *poller) loop() {
 		for i := range events[:n] {
 			token := uint64(uint32(events[i].Fd)) | uint64(uint32(events[i].Pad))<<32
 			p.mu.Lock()
-			ready := p.waiters[token]
+			w, ok := p.waiters[token]
 			delete(p.waiters, token)
 			p.mu.Unlock()
-			if ready != nil {
-				ready(events[i].Events)
+			if ok {
+				w.to.ready(w.id, events[i].Events)
 			}
 		}
 		// Let the races just made runnable run on this P now, before this

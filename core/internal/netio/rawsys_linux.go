@@ -7,15 +7,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The system calls on a connect's path that never block (socket, connect on
-// a non-blocking socket, getsockopt, getpeername, the winner's setsockopt
-// and fcntl, close, a poll with a zero timeout) are made as raw system
-// calls: no entersyscall/exitsyscall around them. A loopback connect does the whole handshake inside connect(2), ~20 us; made
-// as an ordinary system call, that is long enough for Go's sysmon to take
-// the P away from the caller's thread and hand it to another thread, and the
-// caller then pays for a futex wake-up and a P hand-off on its way back.
-// Calls that may block (a poll with a timeout) stay ordinary system calls,
-// so that the Go runtime can run other goroutines meanwhile.
+// The system calls on a connect's path that never block (socket, connect
+// on a non-blocking socket, getsockopt, getpeername, epoll_ctl, the
+// winner's setsockopt and fcntl, close, a poll with a zero timeout) are
+// made as raw system calls: no entersyscall/exitsyscall around them. A
+// loopback connect does the whole handshake inside connect(2), ~20 us;
+// made as an ordinary system call, that is long enough for Go's sysmon to
+// take the P away from the caller's thread and hand it to another thread,
+// and the caller then pays for a futex wake-up and a P hand-off on its way
+// back. Calls that may block (a poll with a timeout) stay ordinary system
+// calls, so that the Go runtime can run other goroutines meanwhile.
 
 func rawSocket(family int) (int, error) {
 	fd, _, e := unix.RawSyscall(unix.SYS_SOCKET, uintptr(family), unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
@@ -101,6 +102,16 @@ func rawSetsockoptInt(fd, level, opt, value int) error {
 // the only status flag F_SETFL can change.
 func rawSetBlocking(fd int) error {
 	_, _, e := unix.RawSyscall(unix.SYS_FCNTL, uintptr(fd), unix.F_SETFL, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// rawEpollAdd registers fd with the shared poller's epoll instance
+// (epoll_ctl never blocks).
+func rawEpollAdd(epfd, fd int, ev *unix.EpollEvent) error {
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_CTL, uintptr(epfd), unix.EPOLL_CTL_ADD, uintptr(fd), uintptr(unsafe.Pointer(ev)), 0, 0)
 	if e != 0 {
 		return e
 	}

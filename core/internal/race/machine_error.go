@@ -7,13 +7,17 @@ import "time"
 // error (a connection error is never replaced by a later resolution
 // error); the last resolution error.
 func (m *Machine) buildError(now time.Duration) *Error {
-	e := &Error{
+	// The Error and the attempts of a small race in one allocation: a
+	// cancel or a failure costs one, not two.
+	room := new(errorRoom)
+	e := &room.err
+	*e = Error{
 		Host:     m.cfg.Host,
 		Port:     m.cfg.Port,
 		Expired:  m.expired,
 		Canceled: m.canceled,
 		Lookups:  m.Lookups(),
-		Attempts: m.Attempts(),
+		Attempts: m.AppendAttempts(room.attempts[:0]),
 		Elapsed:  now - m.start,
 		Trace:    m.cfg.Record,
 		History:  m.cfg.History,
@@ -55,4 +59,11 @@ func (m *Machine) timeoutValue(k TimeoutKind) time.Duration {
 		return m.cfg.OpenTimeout
 	}
 	return 0
+}
+
+// errorRoom is an Error with room for the attempts of a race of up to two
+// (the Error points into it, and keeps it alive).
+type errorRoom struct {
+	err      Error
+	attempts [2]AttemptInfo
 }
