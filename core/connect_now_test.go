@@ -39,17 +39,24 @@ func peerPort(t *testing.T, fd int) int {
 	return port
 }
 
-// A loopback connect is won by ConnectNow's one look: an fd, no race. The
-// race's memory is reused connect after connect, from several goroutines
-// at once: every fd must still be the one its own connect made (connected
-// to the listener that connect asked for, and working).
+// A loopback connect is won by ConnectNow's one look: an fd, no race. A
+// literal's connect needs no race for that (lone.go); one whose steps are
+// watched (Trace) is a race, whose memory is reused connect after connect.
+// Both, from several goroutines at once: every fd must still be the one
+// its own connect made (connected to the listener that connect asked for,
+// and working). (Not a local address to force the race: the TIME_WAIT of
+// explicitly bound loopback connects would hold ports that other tests'
+// listeners bind.)
 func TestConnectNowWinsAtOnceAndReusesItsRace(t *testing.T) {
 	lnA, lnB := echoListener(t, "127.0.0.1:0"), echoListener(t, "[::1]:0")
 	checkLeaks(t)
+	var lone Dialer
+	raced := Dialer{Trace: func(TraceEvent) {}}
 	targets := []struct {
+		d    *Dialer
 		host string
 		port int
-	}{{"127.0.0.1", portOf(lnA)}, {"::1", portOf(lnB)}}
+	}{{&lone, "127.0.0.1", portOf(lnA)}, {&raced, "::1", portOf(lnB)}, {&lone, "::1", portOf(lnB)}, {&raced, "127.0.0.1", portOf(lnA)}}
 	var d Dialer
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -58,8 +65,8 @@ func TestConnectNowWinsAtOnceAndReusesItsRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 60 {
-				tg := targets[(g+i)%2]
-				fd, r, err := d.ConnectNow(tg.host, uint16(tg.port))
+				tg := targets[(g+i)%len(targets)]
+				fd, r, err := tg.d.ConnectNow(tg.host, uint16(tg.port))
 				if err != nil || r != nil || fd < 0 {
 					errs <- errors.New("a loopback connect was not won at once")
 					return

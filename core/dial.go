@@ -90,7 +90,7 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 func (d *Dialer) params(cfg *race.MachineConfig) netio.Params {
 	p := netio.Params{
 		Resolver: d.resolver(),
-		Socket:   netio.SocketOptions{NoDelay: d.NoDelay, KeepAlive: d.KeepAlive, Blocking: d.BlockingFD},
+		Socket:   d.socketOptions(),
 	}
 	if d.LocalAddr.IsValid() || d.LocalPort != 0 {
 		p.Local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)
@@ -99,6 +99,11 @@ func (d *Dialer) params(cfg *race.MachineConfig) netio.Params {
 		d.attachNAT64(cfg, &p)
 	}
 	return p
+}
+
+// socketOptions are what the winner's socket gets before it is handed over.
+func (d *Dialer) socketOptions() netio.SocketOptions {
+	return netio.SocketOptions{NoDelay: d.NoDelay, KeepAlive: d.KeepAlive, Blocking: d.BlockingFD}
 }
 
 // noStaticAddress is the outcome of a race whose literal or static entry

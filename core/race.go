@@ -42,15 +42,30 @@ func (d *Dialer) startDriven(host string, port uint16, onDone func()) (*netio.Dr
 // ConnectNow is Start without onDone, plus one look at the race without
 // blocking, on the calling thread: a loopback or LAN connect is decided by
 // then. Won at once, it returns the winner's fd (the caller's) and a nil
-// race, and the race's memory serves a later connect; a caller that needs
-// the race's account (trace, report) uses Start instead. Otherwise fd is
-// -1 and race is what Start would have returned, decided (a failure) or
-// still running: the caller sets its onDone (SetOnDone) before another
-// goroutine can reach it, and looks at Done. err is Start's.
+// race, and the race's memory serves a later connect (a connect to an IP
+// literal makes its race only when it is not won at once: lone.go); a
+// caller that needs the race's account (trace, report) uses Start instead.
+// Otherwise fd is -1 and race is what Start would have returned, decided
+// (a failure) or still running: the caller sets its onDone (SetOnDone)
+// before another goroutine can reach it, and looks at Done. err is
+// Start's.
 func (d *Dialer) ConnectNow(host string, port uint16) (fd int, race *Race, err error) {
 	// The race is wrapped in a Race only when it is handed back: a connect
 	// won here costs no allocation for it.
-	r, err := d.startDriven(host, port, nil)
+	var r *netio.Driven
+	if addr, ok := d.loneLiteral(host, port); ok {
+		// One address, nothing to decide before its connect: the
+		// connect comes first, and a race only if it is not won at once
+		// (lone.go).
+		sock := d.socketOptions()
+		fd, first := netio.TryLone(addr, &sock)
+		if fd >= 0 {
+			return fd, nil, nil
+		}
+		r, err = d.startDrivenWith(host, port, &first)
+	} else {
+		r, err = d.startDriven(host, port, nil)
+	}
 	if err != nil {
 		return -1, nil, err
 	}

@@ -51,7 +51,11 @@ type Driven struct {
 	timerAt      time.Duration // -1: no timer armed
 	// stepAt is the clock reading the machine was last stepped with: a
 	// winner handed over in that step won then (no second reading).
-	stepAt     time.Duration
+	stepAt time.Duration
+	// first is the attempt made before the race (StartWith), adopted by
+	// the machine's first StartAttempt while adopting is set.
+	first      FirstAttempt
+	adopting   bool
 	pending    []race.Event // outcomes found while performing actions
 	batch      []race.Event
 	pollFDs    []unix.PollFd
@@ -85,8 +89,23 @@ type Driven struct {
 // once on the thread that decides the race, after the outcome is
 // published; it must not block.
 func Start(cfg race.MachineConfig, p Params, onDone func()) *Driven {
+	return start(cfg, p, onDone, nil)
+}
+
+// StartWith is Start for a race whose first attempt was made already
+// (TryLone): the machine's first attempt adopts first instead of
+// connecting, and the race counts its time from first's start.
+func StartWith(cfg race.MachineConfig, p Params, first *FirstAttempt, onDone func()) *Driven {
+	return start(cfg, p, onDone, first)
+}
+
+func start(cfg race.MachineConfig, p Params, onDone func(), first *FirstAttempt) *Driven {
 	r := drivenPool.Get().(*Driven)
 	r.params, r.host, r.start, r.wakeFD, r.timerAt, r.onDone = p, cfg.Host, monoNow(), -1, -1, onDone
+	if first != nil {
+		r.first, r.start = *first, first.Start
+		r.adopting = true
+	}
 	r.p = &r.params
 	r.fds = r.fdBuf[:0]
 	r.pollFDs = r.pollFDBuf[:0]
@@ -103,6 +122,14 @@ func Start(cfg race.MachineConfig, p Params, onDone func()) *Driven {
 	r.drive.Lock()
 	r.perform(r.m.Start(0))
 	r.drive.Unlock()
+	if r.adopting {
+		// The machine of a race of one address starts its attempt at
+		// once: an attempt it did not take is a bug, not a leak.
+		if r.first.FD >= 0 {
+			closeFD(r.first.FD)
+		}
+		panic("netio: the race did not adopt the attempt made before it")
+	}
 	return r
 }
 
@@ -498,7 +525,21 @@ func (r *Driven) startAttempt(id int, addr netip.AddrPort) {
 	for len(r.fds) <= id {
 		r.fds = append(r.fds, -1)
 	}
-	fd, connected, err := startConnect(addr, r.p.Local)
+	var fd int
+	var connected bool
+	var err error
+	if r.adopting {
+		if id != 0 || addr != r.first.Addr {
+			if r.first.FD >= 0 {
+				closeFD(r.first.FD)
+			}
+			panic("netio: the race's first attempt is not the one made before it")
+		}
+		r.adopting = false
+		fd, connected, err = r.first.FD, r.first.Connected, r.first.Err
+	} else {
+		fd, connected, err = startConnect(addr, r.p.Local)
+	}
 	switch {
 	case err != nil:
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})

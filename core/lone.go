@@ -1,0 +1,75 @@
+package core
+
+import (
+	"net/netip"
+
+	"github.com/hev2/hev2/core/internal/netio"
+	"github.com/hev2/hev2/core/internal/resolve"
+)
+
+// A connect to an IP literal is a race of one address, and its machine's
+// first action, at once and always, is that address's connect: nothing is
+// looked up, sorted or waited for. ConnectNow therefore makes that connect
+// before it makes the race (netio.TryLone), and a connect finished at its
+// first look (loopback, a LAN) is then won without any race at all: no
+// machine, no race memory, no clock reading. That is the common case of
+// the one-call C entry, and the race's code, met by caches the kernel's
+// connect has just filled, was most of what a connect cost above a plain
+// one (core/DECISIONS.md). A connect not won at once becomes the first
+// attempt of an ordinary race (netio.StartWith), whose machine decides
+// everything else exactly as before: a refusal, a timeout, a cancel.
+
+// loneLiteral is the address of a connect that is a race of one attempt to
+// it, started at once: host is an IP literal without a zone, the port is
+// not 0, the Dialer is valid and binds no local address, wants no other
+// family, has no step watched (Trace, Record) and no NAT64 synthesis could
+// change the address. Anything else goes the ordinary way, which also
+// gives the errors.
+func (d *Dialer) loneLiteral(host string, port uint16) (netip.AddrPort, bool) {
+	if port == 0 || d.Trace != nil || d.Record || d.LocalAddr.IsValid() || d.LocalPort != 0 {
+		return netip.AddrPort{}, false
+	}
+	host, err := checkHost(host)
+	if err != nil {
+		return netip.AddrPort{}, false
+	}
+	lit, err := netip.ParseAddr(host)
+	if err != nil || lit.Zone() != "" {
+		return netip.AddrPort{}, false
+	}
+	if want := d.wantedFamily(); want != FamilyUnspec && FamilyOf(lit) != want {
+		return netip.AddrPort{}, false
+	}
+	if !d.DisableNAT64 && resolve.NAT64Applies() {
+		return netip.AddrPort{}, false
+	}
+	if d.Validate() != nil {
+		return netip.AddrPort{}, false
+	}
+	return netip.AddrPortFrom(lit, port), true
+}
+
+// startDrivenWith is startDriven for a race whose first attempt was made
+// already (netio.TryLone). The network may have changed in between so that
+// NAT64 now applies (the machine would then connect to a synthesized
+// address, not the literal): that attempt is then closed and the race
+// starts as any other, from its first connect.
+func (d *Dialer) startDrivenWith(host string, port uint16, first *netio.FirstAttempt) (*netio.Driven, error) {
+	cfg, err := d.raceConfig(host, port)
+	if err == nil {
+		p := d.params(&cfg)
+		if cfg.NAT64 == nil {
+			return netio.StartWith(cfg, p, first, nil), nil
+		}
+		closeFirst(first)
+		return netio.Start(cfg, p, nil), nil
+	}
+	closeFirst(first)
+	return nil, err
+}
+
+func closeFirst(first *netio.FirstAttempt) {
+	if first.FD >= 0 {
+		netio.CloseAttempt(first.FD)
+	}
+}

@@ -1,0 +1,114 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Only a connect that is a race of one attempt, started at once, has its
+// connect made before its race (lone.go); everything that could make the
+// machine do anything else goes the ordinary way.
+func TestLoneLiteralOnlyWhenNothingElseApplies(t *testing.T) {
+	cases := []struct {
+		name string
+		d    Dialer
+		host string
+		port uint16
+		want string // the address, "" for the ordinary way
+	}{
+		{"v4 literal", Dialer{}, "127.0.0.1", 80, "127.0.0.1:80"},
+		{"v6 literal", Dialer{}, "::1", 80, "[::1]:80"},
+		{"v6 literal in brackets", Dialer{}, "[::1]", 80, "[::1]:80"},
+		{"socket options", Dialer{NoDelay: true, BlockingFD: true, KeepAlive: time.Minute}, "127.0.0.1", 80, "127.0.0.1:80"},
+		{"wanted family", Dialer{Family: IPv6}, "::1", 80, "[::1]:80"},
+		{"a name", Dialer{}, "localhost", 80, ""},
+		{"a zone", Dialer{}, "fe80::1%lo", 80, ""},
+		{"port 0", Dialer{}, "127.0.0.1", 0, ""},
+		{"other family", Dialer{Family: IPv6}, "127.0.0.1", 80, ""},
+		{"local address", Dialer{LocalAddr: netip.MustParseAddr("127.0.0.1")}, "127.0.0.1", 80, ""},
+		{"local port", Dialer{LocalPort: 4000}, "127.0.0.1", 80, ""},
+		{"traced", Dialer{Trace: func(TraceEvent) {}}, "127.0.0.1", 80, ""},
+		{"recorded", Dialer{Record: true}, "127.0.0.1", 80, ""},
+		{"bad option", Dialer{FirstAddressFamilyCount: -1}, "127.0.0.1", 80, ""},
+		{"empty host", Dialer{}, "", 80, ""},
+	}
+	for _, c := range cases {
+		c.d.DisableNAT64 = true // this host's NAT64 state must not decide the test
+		addr, ok := c.d.loneLiteral(c.host, c.port)
+		got := ""
+		if ok {
+			got = addr.String()
+		}
+		if got != c.want {
+			t.Errorf("%s: lone literal %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// A refusal seen after the early connect is the race's to decide: the
+// outcome and the account of its one attempt are the ones a race that made
+// the connect itself gives.
+func TestConnectNowLoneRefusalIsTheRacesOutcome(t *testing.T) {
+	port := closedPort(t)
+	checkLeaks(t)
+	var d Dialer
+	fd, r, err := d.ConnectNow("127.0.0.1", port)
+	if err != nil || fd != -1 || r == nil || !r.Done() {
+		t.Fatalf("fd %d race %v err %v, want a decided race", fd, r, err)
+	}
+	_, early := r.Result()
+	ordinary, err := d.Start("127.0.0.1", port, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ordinary.Wait(time.Time{})
+	_, usual := ordinary.Result()
+	var a, b *Error
+	if !errors.As(early, &a) || !errors.As(usual, &b) {
+		t.Fatalf("errors %v and %v, want two *Error", early, usual)
+	}
+	if a.Outcome != b.Outcome || !errors.Is(a.Cause, syscall.ECONNREFUSED) || !errors.Is(b.Cause, syscall.ECONNREFUSED) {
+		t.Fatalf("outcomes %v (%v) and %v (%v)", a.Outcome, a.Cause, b.Outcome, b.Cause)
+	}
+	if len(a.Attempts) != 1 || len(b.Attempts) != 1 || a.Attempts[0].Addr != b.Attempts[0].Addr ||
+		!errors.Is(a.Attempts[0].Err, syscall.ECONNREFUSED) {
+		t.Fatalf("attempts %+v and %+v", a.Attempts, b.Attempts)
+	}
+}
+
+// A connect still in flight after the early look becomes the race's first
+// attempt: the race makes no connect of its own (one socket, the early
+// one), and a cancel closes it.
+func TestConnectNowLoneAttemptInFlightIsAdopted(t *testing.T) {
+	port := synDropListener(t, "127.0.0.1", 0)
+	checkLeaks(t)
+	var d Dialer
+	before := openFDs(t)
+	fd, r, err := d.ConnectNow("127.0.0.1", uint16(port))
+	if err != nil || fd != -1 || r == nil || r.Done() {
+		t.Fatalf("fd %d race %v err %v, want a running race", fd, r, err)
+	}
+	if n := openFDs(t) - before; n != 1 {
+		t.Fatalf("%d sockets for a race of one attempt, want 1", n)
+	}
+	if r.Wait(time.Now().Add(20 * time.Millisecond)) {
+		t.Fatal("a connect to a SYN-dropping listener was decided")
+	}
+	if n := openFDs(t) - before; n != 1 {
+		t.Fatalf("%d sockets after driving the race, want 1", n)
+	}
+	r.Cancel(context.Canceled)
+	_, err = r.Result()
+	var e *Error
+	if !errors.As(err, &e) || e.Outcome != OutcomeCanceled || len(e.Attempts) != 1 ||
+		e.Attempts[0].Addr != netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)) {
+		t.Fatalf("outcome %v, want canceled with one attempt to the literal", err)
+	}
+	if n := openFDs(t) - before; n != 0 {
+		t.Fatalf("%d sockets left after the cancel", n)
+	}
+}
