@@ -1,6 +1,8 @@
 package core
 
 import (
+	"sync/atomic"
+
 	"github.com/hev2/hev2/core/internal/netio"
 	"github.com/hev2/hev2/core/internal/resolve"
 )
@@ -17,9 +19,20 @@ import (
 // instead, and can be called again. (A netlink subscription that fails is
 // retried by a later connect; until then NAT64 and history are off.)
 func Init() error {
+	// The C ABI calls Init on every connect (it must run on a caller's
+	// thread, never while the library loads): once it has succeeded, that
+	// is one atomic load instead of two mutexes.
+	if initDone.Load() {
+		return nil
+	}
 	if err := netio.Init(); err != nil {
 		return err
 	}
 	resolve.NAT64Applies()
+	initDone.Store(true)
 	return nil
 }
+
+// initDone is set once Init has succeeded: everything it makes lives for
+// the process.
+var initDone atomic.Bool
