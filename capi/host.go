@@ -6,6 +6,7 @@ package main
 import "C"
 
 import (
+	"strings"
 	"sync/atomic"
 	"unsafe"
 )
@@ -40,7 +41,7 @@ func sameHost(view string) string {
 	if p := lastHost.Load(); p != nil && *p == view {
 		return *p
 	}
-	s := string([]byte(view))
+	s := strings.Clone(view)
 	lastHost.Store(&s)
 	return s
 }

@@ -118,7 +118,10 @@ func TestConnectNowHandsBackAnUndecidedRace(t *testing.T) {
 }
 
 // A refusal decided by the look is a decided race (for its account), not
-// an fd; onDone set afterwards is not called for it.
+// an fd; onDone set afterwards is not called for it. A literal's refusal is
+// seen after its early connect (lone.go), and is still the race's to
+// decide: the outcome and the account of its one attempt are the ones a
+// race that made the connect itself gives.
 func TestConnectNowRefusedIsADecidedRace(t *testing.T) {
 	port := closedPort(t)
 	checkLeaks(t)
@@ -129,8 +132,26 @@ func TestConnectNowRefusedIsADecidedRace(t *testing.T) {
 	}
 	fired := 0
 	r.SetOnDone(func() { fired++ })
-	if _, err := r.Result(); !errors.Is(err, syscall.ECONNREFUSED) || fired != 0 {
-		t.Fatalf("err %v (want ECONNREFUSED), onDone called %d times", err, fired)
+	_, early := r.Result()
+	if !errors.Is(early, syscall.ECONNREFUSED) || fired != 0 {
+		t.Fatalf("err %v (want ECONNREFUSED), onDone called %d times", early, fired)
+	}
+	ordinary, err := d.Start("127.0.0.1", port, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ordinary.Wait(time.Time{})
+	_, usual := ordinary.Result()
+	var a, b *Error
+	if !errors.As(early, &a) || !errors.As(usual, &b) {
+		t.Fatalf("errors %v and %v, want two *Error", early, usual)
+	}
+	if a.Outcome != b.Outcome || !errors.Is(a.Cause, syscall.ECONNREFUSED) || !errors.Is(b.Cause, syscall.ECONNREFUSED) {
+		t.Fatalf("outcomes %v (%v) and %v (%v)", a.Outcome, a.Cause, b.Outcome, b.Cause)
+	}
+	if len(a.Attempts) != 1 || len(b.Attempts) != 1 || a.Attempts[0].Addr != b.Attempts[0].Addr ||
+		!errors.Is(a.Attempts[0].Err, syscall.ECONNREFUSED) {
+		t.Fatalf("attempts %+v and %+v", a.Attempts, b.Attempts)
 	}
 }
 

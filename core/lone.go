@@ -56,20 +56,14 @@ func (d *Dialer) loneLiteral(host string, port uint16) (netip.AddrPort, bool) {
 // starts as any other, from its first connect.
 func (d *Dialer) startDrivenWith(host string, port uint16, first *netio.FirstAttempt) (*netio.Driven, error) {
 	cfg, err := d.raceConfig(host, port)
-	if err == nil {
-		p := d.params(&cfg)
-		if cfg.NAT64 == nil {
-			return netio.StartWith(cfg, p, first, nil), nil
-		}
-		closeFirst(first)
+	if err != nil {
+		first.Close()
+		return nil, err
+	}
+	p := d.params(&cfg)
+	if cfg.NAT64 != nil {
+		first.Close()
 		return netio.Start(cfg, p, nil), nil
 	}
-	closeFirst(first)
-	return nil, err
-}
-
-func closeFirst(first *netio.FirstAttempt) {
-	if first.FD >= 0 {
-		netio.CloseAttempt(first.FD)
-	}
+	return netio.StartWith(cfg, p, first, nil), nil
 }

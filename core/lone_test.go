@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/netip"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -46,37 +45,6 @@ func TestLoneLiteralOnlyWhenNothingElseApplies(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: lone literal %q, want %q", c.name, got, c.want)
 		}
-	}
-}
-
-// A refusal seen after the early connect is the race's to decide: the
-// outcome and the account of its one attempt are the ones a race that made
-// the connect itself gives.
-func TestConnectNowLoneRefusalIsTheRacesOutcome(t *testing.T) {
-	port := closedPort(t)
-	checkLeaks(t)
-	var d Dialer
-	fd, r, err := d.ConnectNow("127.0.0.1", port)
-	if err != nil || fd != -1 || r == nil || !r.Done() {
-		t.Fatalf("fd %d race %v err %v, want a decided race", fd, r, err)
-	}
-	_, early := r.Result()
-	ordinary, err := d.Start("127.0.0.1", port, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ordinary.Wait(time.Time{})
-	_, usual := ordinary.Result()
-	var a, b *Error
-	if !errors.As(early, &a) || !errors.As(usual, &b) {
-		t.Fatalf("errors %v and %v, want two *Error", early, usual)
-	}
-	if a.Outcome != b.Outcome || !errors.Is(a.Cause, syscall.ECONNREFUSED) || !errors.Is(b.Cause, syscall.ECONNREFUSED) {
-		t.Fatalf("outcomes %v (%v) and %v (%v)", a.Outcome, a.Cause, b.Outcome, b.Cause)
-	}
-	if len(a.Attempts) != 1 || len(b.Attempts) != 1 || a.Attempts[0].Addr != b.Attempts[0].Addr ||
-		!errors.Is(a.Attempts[0].Err, syscall.ECONNREFUSED) {
-		t.Fatalf("attempts %+v and %+v", a.Attempts, b.Attempts)
 	}
 }
 

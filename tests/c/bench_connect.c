@@ -221,6 +221,18 @@ static void sporadic(void)
 	       cm, rm, rlo, rhi);
 }
 
+/* A non-blocking connect to the literal started (EINPROGRESS or done),
+ * for the call-by-call rows; exits on failure. */
+static int start_nonblocking(void)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0 || (connect(fd, (struct sockaddr *)&to, sizeof to) < 0 && errno != EINPROGRESS)) {
+		perror("plain non-blocking connect");
+		exit(1);
+	}
+	return fd;
+}
+
 /* The same connect, timed call by call: each iteration makes one plain C
  * blocking connect, one non-blocking connect + poll, one non-blocking
  * connect + getpeername (poll only if not connected), and one
@@ -252,11 +264,7 @@ static void per_call(int n)
 		double t1 = now_ms();
 		close(fd);
 		double t2 = now_ms();
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0 || (connect(fd, (struct sockaddr *)&to, sizeof to) < 0 && errno != EINPROGRESS)) {
-			perror("plain non-blocking connect");
-			exit(1);
-		}
+		fd = start_nonblocking();
 		struct pollfd p = {.fd = fd, .events = POLLOUT};
 		if (poll(&p, 1, -1) != 1) {
 			perror("poll");
@@ -267,11 +275,7 @@ static void per_call(int n)
 		/* How hev2's drivers first look at one socket: getpeername, which
 		 * succeeds once connected (a poll only if it does not). */
 		double tp0 = now_ms();
-		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		if (fd < 0 || (connect(fd, (struct sockaddr *)&to, sizeof to) < 0 && errno != EINPROGRESS)) {
-			perror("plain non-blocking connect");
-			exit(1);
-		}
+		fd = start_nonblocking();
 		struct sockaddr_storage peer;
 		socklen_t peerlen = 0;
 		p = (struct pollfd){.fd = fd, .events = POLLOUT};

@@ -125,9 +125,7 @@ func start(cfg race.MachineConfig, p Params, onDone func(), first *FirstAttempt)
 	if r.adopting {
 		// The machine of a race of one address starts its attempt at
 		// once: an attempt it did not take is a bug, not a leak.
-		if r.first.FD >= 0 {
-			closeFD(r.first.FD)
-		}
+		r.first.Close()
 		panic("netio: the race did not adopt the attempt made before it")
 	}
 	return r
@@ -530,9 +528,7 @@ func (r *Driven) startAttempt(id int, addr netip.AddrPort) {
 	var err error
 	if r.adopting {
 		if id != 0 || addr != r.first.Addr {
-			if r.first.FD >= 0 {
-				closeFD(r.first.FD)
-			}
+			r.first.Close()
 			panic("netio: the race's first attempt is not the one made before it")
 		}
 		r.adopting = false

@@ -48,5 +48,10 @@ func TryLone(addr netip.AddrPort, sock *SocketOptions) (fd int, first FirstAttem
 	return -1, first
 }
 
-// CloseAttempt closes a FirstAttempt's socket that no race will adopt.
-func CloseAttempt(fd int) { closeFD(fd) }
+// Close closes the attempt's socket, for an attempt no race will adopt.
+func (a *FirstAttempt) Close() {
+	if a.FD >= 0 {
+		closeFD(a.FD)
+		a.FD = -1
+	}
+}
