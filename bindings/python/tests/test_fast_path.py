@@ -15,9 +15,9 @@ import pytest
 
 import hev2
 from conftest import child_env
-from hev2 import _abi, _handle, _options
+from hev2 import _abi, _connect, _handle, _options
 from hev2._options import build_request
-from loopback import listener
+from loopback import blackhole, listener, refusing
 
 DEFAULT = socket._GLOBAL_DEFAULT_TIMEOUT  # type: ignore[attr-defined]
 
@@ -255,3 +255,55 @@ def test_the_first_connection_loads_what_it_needs():
         "ForkedError": "hev2._errors",
         "in_dir": True,
     }
+
+
+def test_a_won_connection_gives_its_out_parameters_back_and_others_do_not(monkeypatch):
+    # hev2_connect_wait's out-parameters are reused only when a connection
+    # left them as it found them (handle 0, fd -1): after a win. A refused
+    # one (its handle adopted, then released) and a slow one (driven in
+    # slices on its handle) keep theirs, so a later call never starts with
+    # another's handle or fd in them.
+    monkeypatch.setattr(_handle, "_spare_outs", [])
+    with listener("127.0.0.1") as port:
+        hev2.create_connection(("127.0.0.1", port)).close()
+        assert len(_handle._spare_outs) == 1
+        outs = _handle._spare_outs[0]
+        for _ in range(3):
+            hev2.create_connection(("127.0.0.1", port)).close()
+        assert _handle._spare_outs == [outs]  # the same set, call after call
+        assert (outs.conn.value, outs.fd.value) == (0, -1)
+    with refusing("127.0.0.1") as port:
+        with pytest.raises(ConnectionRefusedError):
+            hev2.create_connection(("127.0.0.1", port))
+    assert _handle._spare_outs == []  # the refused call took the set and kept it
+    with blackhole("127.0.0.1") as port:
+        with pytest.raises(TimeoutError):
+            hev2.create_connection(("127.0.0.1", port), timeout=0.2)
+    assert _handle._spare_outs == []
+
+
+def test_connections_in_flight_at_once_each_take_their_own_out_parameters(monkeypatch):
+    # Each thread's hev2_connect_wait writes into a set no other call holds:
+    # a set is taken from the spares (or made) and given back after a win.
+    import threading
+
+    monkeypatch.setattr(_handle, "_spare_outs", [])
+    taken = []
+    real_take = _handle.take_out_parameters
+    both_taken = threading.Barrier(2)
+
+    def take():
+        outs = real_take()
+        taken.append(outs)
+        both_taken.wait(timeout=5)  # neither gives its set back before the other took one
+        return outs
+
+    monkeypatch.setattr(_connect, "take_out_parameters", take)
+    with listener("127.0.0.1") as port:
+        threads = [threading.Thread(target=lambda: hev2.create_connection(("127.0.0.1", port)).close()) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=10)
+    assert len(taken) == 2 and taken[0] is not taken[1]
+    assert sorted(map(id, _handle._spare_outs)) == sorted(map(id, taken))

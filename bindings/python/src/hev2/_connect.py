@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import socket
 
-from ._handle import RUNNING, WON, Handle, Winner, connect_and_wait, out_parameters, release
-from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request, common_request, only_a_timeout
+from ._handle import RUNNING, WON, Handle, Winner, connect_and_wait, give_back, release, take_out_parameters
+from ._options import DEFAULT_TIMEOUT, MORE_OPTIONS, ConnectRequest, build_request, common_request
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -92,7 +92,14 @@ def create_connection(
     holds every detail. The wait releases the GIL, and Ctrl-C cancels the
     connection and raises KeyboardInterrupt.
     """
-    if only_a_timeout(source_address, resolv_timeout, connect_timeout, open_timeout, fast_fallback, more):
+    if (
+        source_address is None
+        and resolv_timeout is None
+        and connect_timeout is None
+        and open_timeout is None
+        and fast_fallback is True
+        and not more
+    ):  # only_a_timeout(), inline: this is the common call
         req = common_request(address, timeout)
     else:
         req = build_request(
@@ -109,17 +116,19 @@ def create_connection(
         from ._report import connect_reporting
 
         return connect_reporting(req, bool(all_errors))
-    outcome = connect_blocking(req)
+    outcome = connect_traced(req) if req.trace_files else connect_blocking(req)
+    if isinstance(outcome, socket.socket):  # won within the first call
+        return outcome
     if not isinstance(outcome, Winner):
         # Not imported by `import hev2` (dataclasses); the first connection loaded it.
         from ._errors import to_exception
 
         raise to_exception(outcome, bool(all_errors))
-    # connect_blocking asked for a blocking fd when the socket is to block.
+    # The library was asked for a blocking fd when the socket is to block.
     return wrap_socket(outcome, req, fd_blocking=req.fd_blocks())
 
 
-def connect_blocking(req: ConnectRequest) -> Winner | Failure:
+def connect_blocking(req: ConnectRequest) -> socket.socket | Winner | Failure:
     """Runs one connection to its outcome on the calling thread (the winner's
     fd blocking when req.fd_blocks()): the race is
     driven by this thread inside hev2_wait (no library thread hands it over,
@@ -127,20 +136,31 @@ def connect_blocking(req: ConnectRequest) -> Winner | Failure:
     handlers in between. KeyboardInterrupt, or any exception raised between
     slices (another thread's PyThreadState_SetAsyncExc ...), cancels the race
     and releases the handle, which closes every attempt's socket, then
-    propagates."""
+    propagates.
+
+    A connection won within the first call (the healthy path) comes back
+    as the socket.socket create_connection returns; one decided later as
+    its Winner (or Failure), read from the handle."""
     # One call on the healthy path (hev2_connect_wait: connect, play the
     # race for a slice, hand the fd over, release); a slow race goes on in
     # slices on the handle it leaves. fd is closed here if an exception
     # comes between the call and the moment a socket object owns it.
-    if req.trace_files:
-        return connect_traced(req)
-    out, fd = out_parameters()  # loads the library (LibraryError if it cannot)
+    outs = take_out_parameters()  # loads the library (LibraryError if it cannot)
+    fd = outs.fd
     try:
-        found = connect_and_wait(req, WAIT_SLICE_MS, out, fd)
+        found = connect_and_wait(req, WAIT_SLICE_MS, outs)
         if found == WON:
-            w, fd.value = Winner(fd.value, 0, "", 0, 0.0), -1
-            return w
-        handle = Handle.adopt(out.value, req)
+            sock = socket.socket(-1, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=fd.value)
+            fd.value = -1  # the socket object's now
+            give_back(outs)
+            # A socket object made from an fd believes what
+            # getdefaulttimeout() says; settimeout aligns it (and the fd)
+            # with the timeout asked for, unless both already agree on
+            # None (the fd blocks): the common case.
+            if req.socket_timeout is not None or sock.gettimeout() is not None:
+                sock.settimeout(req.socket_timeout)
+            return sock
+        handle = Handle.adopt(outs.conn.value, req)
         if found == RUNNING:
             while not handle.wait(WAIT_SLICE_MS):
                 pass
@@ -150,11 +170,12 @@ def connect_blocking(req: ConnectRequest) -> Winner | Failure:
         # exception), nothing the library handed over is lost: an fd not
         # yet owned by a socket object is closed, and a handle is released
         # (which cancels a race still running; no thread drives it now, so
-        # the release settles it and closes its sockets).
+        # the release settles it and closes its sockets). Such a set of
+        # out-parameters is not given back.
         if fd.value >= 0:
             os.close(fd.value)
-        if out.value:
-            release(out.value)
+        if outs.conn.value:
+            release(outs.conn.value)
 
 
 def connect_traced(req: ConnectRequest) -> Winner | Failure:

@@ -380,32 +380,80 @@ class Handle:
 WON, RUNNING, FAILED = 0, 1, 2
 
 
-def connect_and_wait(req: ConnectRequest, slice_ms: int, out: Any, fd: ctypes.c_int) -> int:
-    """hev2_connect_wait: the race on this thread, one call. WON: fd holds
-    the socket (the caller's) and out is 0. Otherwise out holds the handle
-    to go on with: RUNNING (wait on it), or FAILED (its outcome). out and fd
-    belong to the caller, so that whatever exception comes next, the
-    caller's cleanup sees what the library handed over."""
-    lib = _abi.api()  # the caller made out and fd: _abi is imported
+def connect_and_wait(req: ConnectRequest, slice_ms: int, outs: OutParameters) -> int:
+    """hev2_connect_wait: the race on this thread, one call. WON: outs.fd
+    holds the socket (the caller's) and outs.conn is 0. Otherwise outs.conn
+    holds the handle to go on with: RUNNING (wait on it), or FAILED (its
+    outcome). outs belongs to the caller, so that whatever exception comes
+    next, the caller's cleanup sees what the library handed over."""
     args = req.c_args
     if args is None:
-        # The winner comes blocking when its socket is to block (timeout
-        # None): wrap_socket then leaves the fd's mode alone.
-        args = req.c_args = (req.host.encode("ascii"), str(req.port).encode(), options_for(req, True, blocking=req.fd_blocks()))
-    host, port, options = args
-    status: int = lib.hev2_connect_wait(host, port, options, slice_ms, ctypes.byref(out), ctypes.byref(fd))
-    if status == _abi.OK:
+        args = req.c_args = connect_wait_args(req)
+    status: int = args[0](args[1], args[2], args[3], slice_ms, outs.conn_ref, outs.fd_ref)
+    if status == 0:  # HEV2_OK
         return WON
-    if out.value == 0:
+    if outs.conn.value == 0:
         check(status, connect_context(status, req))  # refused: raises
     return RUNNING if status == _abi.EAGAIN else FAILED
 
 
-def out_parameters() -> tuple[Any, ctypes.c_int]:
-    """hev2_connect_wait's two out-parameters: the handle (0) and the fd (-1)."""
-    if _abi is None:
-        _import_abi()
-    return _abi.hev2_conn(0), ctypes.c_int(-1)
+def connect_wait_args(req: ConnectRequest) -> tuple[Any, bytes, bytes, Any]:
+    """hev2_connect_wait and its first three arguments for req, made once
+    per request (a request of the common call serves many connections).
+    The winner comes blocking when its socket is to block (timeout None):
+    wrap_socket then leaves the fd's mode alone.
+
+    The function is the library's hev2_connect_wait without argtypes:
+    ctypes then passes each argument as it is, with no conversion to check
+    (a third of the call's cost in ctypes). That is safe only because the
+    arguments are always these: two bytes objects (char *), a byref of the
+    options struct, a Python int (int) and the byrefs of OutParameters."""
+    fn = _abi.api()["hev2_connect_wait"]  # a new function object: the declared one keeps its argtypes
+    fn.restype = ctypes.c_int
+    options = options_for(req, True, blocking=req.fd_blocks())
+    assert options is not None  # a waiter-driven race always gets a struct (drive)
+    return (fn, req.host.encode("ascii"), str(req.port).encode(), ctypes.byref(options))
+
+
+class OutParameters:
+    """hev2_connect_wait's two out-parameters, the handle (0) and the fd
+    (-1), with their byrefs. A connection won at once leaves them as it
+    found them, so one set serves call after call: take_out_parameters and
+    give_back keep spare sets, sparing each connection two ctypes objects
+    and two byrefs."""
+
+    __slots__ = ("conn", "fd", "conn_ref", "fd_ref")
+
+    def __init__(self) -> None:
+        self.conn = _abi.hev2_conn(0)
+        self.fd = ctypes.c_int(-1)
+        self.conn_ref = ctypes.byref(self.conn)
+        self.fd_ref = ctypes.byref(self.fd)
+
+
+# Spare OutParameters. A call takes a set for itself (list.pop and append
+# are atomic), so that two threads, or a signal handler that connects in
+# the middle of a call, never share one; only a set left as found (handle
+# 0, fd -1) comes back. Bounded by the number of calls in flight at once.
+_spare_outs: list[OutParameters] = []
+
+
+def take_out_parameters() -> OutParameters:
+    """A set of out-parameters for one call (loads the library on first
+    use: LibraryError if it cannot)."""
+    try:
+        return _spare_outs.pop()
+    except IndexError:
+        if _abi is None:
+            _import_abi()
+        return OutParameters()
+
+
+def give_back(outs: OutParameters) -> None:
+    """Returns a set take_out_parameters gave, left as it was found (handle
+    0, fd -1): the caller's to ensure (a won connection whose fd a socket
+    object took)."""
+    _spare_outs.append(outs)
 
 
 def release(conn_id: int) -> None:
