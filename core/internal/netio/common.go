@@ -33,27 +33,36 @@ func (c *sourceCache) sortRFC6724(addrs []netip.Addr, nat64 []netip.Prefix) []ne
 
 // raceRoom is what the fd drivers (Driven, Evented) embed in their
 // per-race object: the machine, and room for the result, so that a connect
-// costs one allocation for all three.
+// costs one allocation for all three. The result's attempts are the
+// machine's own (race.Machine.DecidedAttempts), as a failed race's Error's
+// are: the drivers reuse a race's memory only once nothing holds its
+// outcome (Recycle).
 type raceRoom struct {
 	machine race.Machine
-	resultRoom
+	result  race.Result
 }
 
 func (room *raceRoom) newResult(id, fd int, elapsed time.Duration) *race.Result {
-	return room.resultRoom.newResult(&room.machine, id, fd, elapsed)
+	room.result = resultOf(&room.machine, room.machine.DecidedAttempts(), id, fd, elapsed)
+	return &room.result
 }
 
-// resultRoom is room for a race's result with the attempts of a small
-// race. The result handed out points into it (and keeps it alive).
+// resultRoom is a result in memory of its own, with room for the attempts
+// of a small race, for a driver that reuses its machine at once (the
+// netpoll driver's pool). The result handed out points into it.
 type resultRoom struct {
 	result   race.Result
 	attempts [2]race.AttemptInfo
 }
 
-// newResult is the account of a race won by attempt id with socket fd.
 func (room *resultRoom) newResult(m *race.Machine, id, fd int, elapsed time.Duration) *race.Result {
-	attempts := m.AppendAttempts(room.attempts[:0])
-	room.result = race.Result{
+	room.result = resultOf(m, m.AppendAttempts(room.attempts[:0]), id, fd, elapsed)
+	return &room.result
+}
+
+// resultOf is the account of a race won by attempt id with socket fd.
+func resultOf(m *race.Machine, attempts []race.AttemptInfo, id, fd int, elapsed time.Duration) race.Result {
+	return race.Result{
 		FD:              fd,
 		Addr:            attempts[id].Addr,
 		Elapsed:         elapsed,
@@ -64,7 +73,6 @@ func (room *resultRoom) newResult(m *race.Machine, id, fd int, elapsed time.Dura
 		NAT64Prefixes:   m.NAT64Prefixes(),
 		History:         m.History(),
 	}
-	return &room.result
 }
 
 // awaitPrefix64 asks the network's NAT64 discovery for its outcome

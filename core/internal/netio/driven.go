@@ -30,9 +30,7 @@ import (
 type Driven struct {
 	raceRoom
 	params Params
-	p      *Params       // &params
 	m      *race.Machine // &machine
-	host   string
 	start  time.Duration // monoNow at Start
 
 	// Shared with other threads (Cancel, lookup goroutines), under mu.
@@ -56,29 +54,29 @@ type Driven struct {
 	// the machine's first StartAttempt while adopting is set.
 	first      FirstAttempt
 	adopting   bool
+	cancelSeen bool         // the cancel posted under mu was taken in
 	pending    []race.Event // outcomes found while performing actions
 	batch      []race.Event
-	pollFDs    []unix.PollFd
-	pollIDs    []int
-	cancelSeen bool
+	pollFDs    []unix.PollFd // the wake fd (if any), then the open attempts' sockets
 	sources    sourceCache
 	// gai is set while the system resolver has lookups of this race in
 	// flight: its threads then wake the driver directly (resolve.Waker).
 	gai *resolve.Waker
 
 	finished atomic.Bool
-	res      *race.Result
-	err      error
-	onDone   func()
 	// escaped: the race handed itself to another goroutine (a lookup's
 	// delivery, the NAT64 discovery), which may still reach it after it
-	// is decided; such a race is never recycled.
+	// is decided; such a race is never recycled. (Beside finished: the
+	// bools share a word, and a pending race's size class is part of its
+	// cost.)
 	escaped bool
+	res     *race.Result
+	err     error
+	onDone  func()
 
 	// Room for the slices above in a race of one or two attempts.
 	fdBuf      [2]int
 	pollFDBuf  [3]unix.PollFd
-	pollIDBuf  [3]int
 	pendingBuf [2]race.Event
 	batchBuf   [2]race.Event
 }
@@ -101,15 +99,13 @@ func StartWith(cfg race.MachineConfig, p Params, first *FirstAttempt, onDone fun
 
 func start(cfg race.MachineConfig, p Params, onDone func(), first *FirstAttempt) *Driven {
 	r := drivenPool.Get().(*Driven)
-	r.params, r.host, r.start, r.wakeFD, r.timerAt, r.onDone = p, cfg.Host, monoNow(), -1, -1, onDone
+	r.params, r.start, r.wakeFD, r.timerAt, r.onDone = p, monoNow(), -1, -1, onDone
 	if first != nil {
 		r.first, r.start = *first, first.Start
 		r.adopting = true
 	}
-	r.p = &r.params
 	r.fds = r.fdBuf[:0]
 	r.pollFDs = r.pollFDBuf[:0]
-	r.pollIDs = r.pollIDBuf[:0]
 	r.pending = r.pendingBuf[:0]
 	r.batch = r.batchBuf[:0]
 	if !cfg.Lone() {
@@ -421,8 +417,8 @@ func (r *Driven) pollNow() bool {
 		// One socket (a lone address: the common case) is asked for its
 		// peer, which costs less than a poll; only one not connected
 		// (still connecting, or failed) goes on to the poll.
-		if rawConnected(int(r.pollFDs[0].Fd)) {
-			r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: r.pollIDs[0]})
+		if fd := int(r.pollFDs[0].Fd); rawConnected(fd) {
+			r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: r.attemptOf(fd)})
 			return true
 		}
 	}
@@ -437,34 +433,42 @@ func (r *Driven) pollNow() bool {
 // socket still open.
 func (r *Driven) pollSet(wake int) {
 	r.pollFDs = r.pollFDs[:0]
-	r.pollIDs = r.pollIDs[:0]
 	if wake >= 0 {
 		r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
-		r.pollIDs = append(r.pollIDs, -1)
 	}
-	for id, fd := range r.fds {
+	for _, fd := range r.fds {
 		if fd >= 0 {
 			r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(fd), Events: unix.POLLOUT})
-			r.pollIDs = append(r.pollIDs, id)
 		}
 	}
+}
+
+// attemptOf is the attempt whose open socket is fd (-1 if none): a search
+// of the race's few sockets, instead of an id kept beside each poll entry.
+func (r *Driven) attemptOf(fd int) int {
+	for id, open := range r.fds {
+		if open == fd {
+			return id
+		}
+	}
+	return -1
 }
 
 // takeReady turns what the last poll found into outcomes: a wake-up is
 // drained, a ready socket becomes its attempt's outcome.
 func (r *Driven) takeReady(wake int) {
-	for i, pfd := range r.pollFDs {
+	for _, pfd := range r.pollFDs {
 		if pfd.Revents == 0 {
 			continue
 		}
-		id := r.pollIDs[i]
-		if id < 0 {
+		if int(pfd.Fd) == wake {
 			drainEventfd(wake)
 			if r.gai != nil {
 				resolve.HarvestLookups()
 			}
 			continue
 		}
+		id := r.attemptOf(int(pfd.Fd))
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: readyResult(r.fds[id], pfd.Revents)})
 	}
 }
@@ -489,7 +493,7 @@ func (r *Driven) perform(acts []race.Action) {
 			r.timerAt = a.At
 		case race.ActionAwaitPrefix64:
 			r.escaped = true
-			r.prefixCancel = awaitPrefix64(r.p, r.post)
+			r.prefixCancel = awaitPrefix64(&r.params, r.post)
 		case race.ActionCancelPrefix64:
 			r.cancelPrefix()
 		case race.ActionDone:
@@ -505,18 +509,18 @@ func (r *Driven) perform(acts []race.Action) {
 
 func (r *Driven) startLookup(f race.Family) {
 	r.escaped = true // the lookup's delivery holds r
-	if sys, ok := r.p.Resolver.(*resolve.SystemResolver); ok {
+	if sys, ok := r.params.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine: the getaddrinfo thread wakes this race's
 		// driver, which delivers the answer itself.
 		if r.gai == nil {
 			r.gai = resolve.NewWaker()
 		}
-		r.lookups[race.FamilyIndex(f)] = sys.LookupFamilyAsync(r.host, f, r.gai, func(addrs []netip.Addr, err error) {
+		r.lookups[race.FamilyIndex(f)] = sys.LookupFamilyAsync(r.m.Host(), f, r.gai, func(addrs []netip.Addr, err error) {
 			r.post(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
 		})
 		return
 	}
-	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.p.Resolver, r.host, f, r.post)
+	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), f, r.post)
 }
 
 func (r *Driven) startAttempt(id int, addr netip.AddrPort) {
@@ -534,7 +538,7 @@ func (r *Driven) startAttempt(id int, addr netip.AddrPort) {
 		r.adopting = false
 		fd, connected, err = r.first.FD, r.first.Connected, r.first.Err
 	} else {
-		fd, connected, err = startConnect(addr, r.p.Local)
+		fd, connected, err = startConnect(addr, r.params.Local)
 	}
 	switch {
 	case err != nil:
@@ -559,7 +563,7 @@ func (r *Driven) closeAttempt(id int) {
 func (r *Driven) handOver(id int) (*race.Result, error) {
 	fd := r.fds[id]
 	r.fds[id] = -1
-	if err := applySocketOptions(fd, &r.p.Socket); err != nil {
+	if err := applySocketOptions(fd, &r.params.Socket); err != nil {
 		closeFD(fd)
 		return nil, err
 	}

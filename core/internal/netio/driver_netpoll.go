@@ -36,7 +36,6 @@ import (
 // built only when account is true.
 func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account bool) (*net.TCPConn, *race.Result, error) {
 	r := netpollPool.Get().(*netpollRace)
-	defer r.recycle()
 	r.p, r.host, r.start, r.timerAt, r.account = p, cfg.Host, monoNow(), -1, account
 	r.attempts = r.attemptsBuf[:0]
 	r.queued = r.queuedBuf[:0]
@@ -61,15 +60,22 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account boo
 	}
 	r.m = &r.machine
 	r.m.Init(cfg)
-	return r.run(ctx)
+	conn, res, err := r.run(ctx)
+	if err == nil {
+		// A failed race is left to the garbage collector: its Error, and
+		// the Trace's account of it, live in the machine.
+		r.recycle()
+	}
+	return conn, res, err
 }
 
 // netpollPool keeps the races' memory (2 KiB, most of it the machine)
 // from one DialConn to the next. A race can always go back when DialConn
 // returns: its goroutines (attempts, lookups) were given copies of what
 // they need, never the race, and every attempt goroutine is gone by then
-// (cleanup); what DialConn returns (the connection, a Result, an *Error)
-// points to none of its memory.
+// (cleanup); what DialConn returns for a won race (the connection, a
+// Result) points to none of its memory. A failed race is not reused: its
+// *Error lives in the machine (Machine.errRoom), and the caller keeps it.
 var netpollPool = sync.Pool{New: func() any { return new(netpollRace) }}
 
 func (r *netpollRace) recycle() {

@@ -24,9 +24,7 @@ type Evented struct {
 	raceRoom
 	params  Params
 	mu      sync.Mutex
-	p       *Params       // &params
 	m       *race.Machine // &machine
-	host    string
 	start   time.Duration // monoNow at the start
 	fds     []int         // per attempt; -1 once closed or handed over
 	tokens  []uint64      // per attempt's poller registration, 0 if none
@@ -81,8 +79,7 @@ func (r *Evented) Recycle() bool {
 // poller that serves every race.
 func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, error)) *Evented {
 	r := eventedPool.Get().(*Evented)
-	r.params, r.host, r.start, r.onDone = p, cfg.Host, monoNow(), onDone
-	r.p = &r.params
+	r.params, r.start, r.onDone = p, monoNow(), onDone
 	r.fds, r.tokens, r.pending = r.fdBuf[:0], r.tokenBuf[:0], r.pendingBuf[:0]
 	if !cfg.Lone() {
 		// Only several addresses are sorted (a method value costs an
@@ -238,7 +235,7 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 			r.armTimer(a.At)
 		case race.ActionAwaitPrefix64:
 			r.escaped = true
-			r.prefixCancel = awaitPrefix64(r.p, r.step)
+			r.prefixCancel = awaitPrefix64(&r.params, r.step)
 		case race.ActionCancelPrefix64:
 			r.cancelPrefix()
 		case race.ActionDone:
@@ -254,7 +251,7 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 
 func (r *Evented) startLookup(f race.Family) {
 	r.escaped = true // the lookup's delivery holds r
-	if sys, ok := r.p.Resolver.(*resolve.SystemResolver); ok {
+	if sys, ok := r.params.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine per lookup: the resolver's delivery steps the race.
 		// An answer known at once (a literal, a skipped family) comes
 		// inside the call, while this race's lock is held: it is queued
@@ -265,7 +262,7 @@ func (r *Evented) startLookup(f race.Family) {
 			early  []race.Event
 		}
 		call.inside = true
-		cancel := sys.LookupFamilyAsync(r.host, f, nil, func(addrs []netip.Addr, err error) {
+		cancel := sys.LookupFamilyAsync(r.m.Host(), f, nil, func(addrs []netip.Addr, err error) {
 			ev := race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err}
 			call.Lock()
 			if call.inside {
@@ -283,7 +280,7 @@ func (r *Evented) startLookup(f race.Family) {
 		r.lookups[race.FamilyIndex(f)] = cancel
 		return
 	}
-	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.p.Resolver, r.host, f, r.step)
+	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), f, r.step)
 }
 
 func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
@@ -291,7 +288,7 @@ func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
 		r.fds = append(r.fds, -1)
 		r.tokens = append(r.tokens, 0)
 	}
-	fd, connected, err := startConnect(addr, r.p.Local)
+	fd, connected, err := startConnect(addr, r.params.Local)
 	if err != nil {
 		r.pending = append(r.pending, race.Event{Kind: race.EventAttemptDone, Attempt: id, Err: err})
 		return
@@ -401,7 +398,7 @@ func (r *Evented) handOver(id int) (*race.Result, error) {
 		r.tokens[id] = 0
 	}
 	r.fds[id] = -1
-	if err := applySocketOptions(fd, &r.p.Socket); err != nil {
+	if err := applySocketOptions(fd, &r.params.Socket); err != nil {
 		closeFD(fd)
 		return nil, err
 	}

@@ -108,8 +108,8 @@ func (m *Machine) reportHistory() {
 	if sink == nil {
 		return
 	}
-	for id := range m.attempts {
-		a := &m.attempts[id].info
+	for id := range m.infos {
+		a := &m.infos[id]
 		if o := m.outcomeOf(a); o != 0 {
 			sink.RecordAttempt(m.cfg.History.Network, m.cfg.Host, a.Addr.Addr(), o, a.End-a.Start)
 		}

@@ -22,8 +22,12 @@ type Machine struct {
 	// cands holds every distinct address known so far; order is cands in
 	// RFC 6724 order, interleaved by family, recomputed when addresses
 	// arrive so that late ones join in their sorted position.
-	cands    []candidate
-	order    []int
+	cands []candidate
+	order []int
+	// What each attempt did (infos) and what the machine tracks of it
+	// (attempts), side by side by attempt id. infos is its own slice so
+	// that a decided race's Error and Result can use it as it is.
+	infos    []AttemptInfo
 	attempts []attemptState
 	// Counts of candidates not yet tried and attempts in flight; int32
 	// side by side (a race has at most a few hundred addresses), so that
@@ -63,9 +67,20 @@ type Machine struct {
 	// race grows out of them as any slice does.
 	candBuf    [2]candidate
 	orderBuf   [2]int
+	infoBuf    [2]AttemptInfo
 	attemptBuf [2]attemptState
 	actBuf     [4]Action
 	literal    [1]netip.Addr // cfg.Literal as cfg.Static's one address
+
+	// failure is the Error of a failed race, in the machine's own memory,
+	// its Attempts the machine's infos (which never change once the race
+	// is decided): a cancel or a failure then allocates nothing, which
+	// matters most where it is most common, many pending races cancelled
+	// at once (each allocation there is garbage for a collector that scans
+	// every pending race). The Error keeps the race's memory alive while
+	// it is held, and goes with it when a driver recycles the race (whose
+	// callers vouch that nothing holds its outcome any more).
+	failure Error
 }
 
 type lookupState struct {
@@ -80,7 +95,6 @@ type candidate struct {
 }
 
 type attemptState struct {
-	info     AttemptInfo
 	open     bool
 	deadline time.Duration // serial mode: this attempt's connect_timeout
 }
@@ -105,6 +119,7 @@ func (m *Machine) Init(cfg MachineConfig) {
 	}
 	m.cands = m.candBuf[:0]
 	m.order = m.orderBuf[:0]
+	m.infos = m.infoBuf[:0]
 	m.attempts = m.attemptBuf[:0]
 	m.acts = m.actBuf[:0]
 }
@@ -149,6 +164,9 @@ func (m *Machine) Step(now time.Duration, events ...Event) []Action {
 // Recorded is the trace the race keeps (MachineConfig.Record; nil if none).
 func (m *Machine) Recorded() *Trace { return m.cfg.Record }
 
+// Host is the name (or literal) the race connects to.
+func (m *Machine) Host() string { return m.cfg.Host }
+
 // Done reports whether the race is over.
 func (m *Machine) Done() bool { return m.done }
 
@@ -165,13 +183,18 @@ func (m *Machine) Attempts() []AttemptInfo {
 	return m.AppendAttempts(make([]AttemptInfo, 0, len(m.attempts)))
 }
 
+// DecidedAttempts is what each attempt of a decided race did, in the
+// machine's own memory (no copy): it never changes once the race is
+// decided, and it is valid as long as the machine's memory is (a driver
+// that reuses the machine for another race must copy it: AppendAttempts).
+func (m *Machine) DecidedAttempts() []AttemptInfo {
+	return m.infos[:len(m.infos):len(m.infos)] // an append by the holder copies
+}
+
 // AppendAttempts appends what each attempt did to dst (a driver's own
 // buffer, so that a result costs no allocation of its own).
 func (m *Machine) AppendAttempts(dst []AttemptInfo) []AttemptInfo {
-	for i := range m.attempts {
-		dst = append(dst, m.attempts[i].info)
-	}
-	return dst
+	return append(dst, m.infos...)
 }
 
 func (m *Machine) apply(now time.Duration, ev *Event) {
@@ -228,18 +251,18 @@ func (m *Machine) attemptDone(now time.Duration, id int, err error) {
 	if id < 0 || id >= len(m.attempts) || !m.attempts[id].open {
 		return // already closed by the machine: the driver closes the socket
 	}
-	a := &m.attempts[id]
 	if err == nil {
 		m.win(now, id)
 		return
 	}
-	a.open = false
-	a.info.End = now - m.start
-	a.info.Err = err
+	m.attempts[id].open = false
+	a := &m.infos[id]
+	a.End = now - m.start
+	a.Err = err
 	m.inflight--
 	m.lastAttemptErr = err
 	m.failedNow = true
-	m.trace(now, TraceEvent{Kind: TraceAttemptFailed, Attempt: id, Addr: a.info.Addr, Err: err})
+	m.trace(now, TraceEvent{Kind: TraceAttemptFailed, Attempt: id, Addr: a.Addr, Err: err})
 }
 
 func (m *Machine) evaluate(now time.Duration) {
@@ -302,7 +325,7 @@ func (m *Machine) checkTimeouts(now time.Duration) bool {
 				m.trace(now, TraceEvent{Kind: TraceTimeout, Timeout: TimeoutConnect})
 				terr := &TimeoutError{Kind: TimeoutConnect, After: t}
 				m.closeAttempt(now, id, terr)
-				m.trace(now, TraceEvent{Kind: TraceAttemptFailed, Attempt: id, Addr: a.info.Addr, Err: terr})
+				m.trace(now, TraceEvent{Kind: TraceAttemptFailed, Attempt: id, Addr: m.infos[id].Addr, Err: terr})
 				m.failedNow = true
 			}
 		}
@@ -342,10 +365,11 @@ func (m *Machine) startAttempt(now time.Duration) {
 	m.untried--
 	id := len(m.attempts)
 	ap := netip.AddrPortFrom(c.addr, m.cfg.Port)
-	a := attemptState{info: AttemptInfo{Addr: ap, Start: now - m.start, SynthesizedFrom: c.from}, open: true}
+	a := attemptState{open: true}
 	if m.cfg.Serial && m.cfg.ConnectTimeout > 0 {
 		a.deadline = now + m.cfg.ConnectTimeout
 	}
+	m.infos = append(m.infos, AttemptInfo{Addr: ap, Start: now - m.start, SynthesizedFrom: c.from})
 	m.attempts = append(m.attempts, a)
 	m.inflight++
 	m.lastStart = now
@@ -360,13 +384,13 @@ func (m *Machine) startAttempt(now time.Duration) {
 }
 
 func (m *Machine) win(now time.Duration, id int) {
-	a := &m.attempts[id]
-	a.open = false
-	a.info.Won = true
-	a.info.End = now - m.start
+	m.attempts[id].open = false
+	a := &m.infos[id]
+	a.Won = true
+	a.End = now - m.start
 	m.inflight--
 	m.won = true
-	m.trace(now, TraceEvent{Kind: TraceAttemptWon, Attempt: id, Addr: a.info.Addr, From: a.info.SynthesizedFrom})
+	m.trace(now, TraceEvent{Kind: TraceAttemptWon, Attempt: id, Addr: a.Addr, From: a.SynthesizedFrom})
 	m.finish(now)
 	m.emit(Action{Kind: ActionDone, Attempt: id})
 	m.trace(now, TraceEvent{Kind: TraceDone})
@@ -392,10 +416,10 @@ func (m *Machine) finish(now time.Duration) {
 	for id := range m.attempts {
 		if m.attempts[id].open {
 			m.closeAttempt(now, id, nil)
-			if a := &m.attempts[id].info; m.won && a.End-a.Start >= m.cfg.ConnectionAttemptDelay {
+			if a := &m.infos[id]; m.won && a.End-a.Start >= m.cfg.ConnectionAttemptDelay {
 				a.Lost = true
 			}
-			m.trace(now, TraceEvent{Kind: TraceAttemptClosed, Attempt: id, Addr: m.attempts[id].info.Addr})
+			m.trace(now, TraceEvent{Kind: TraceAttemptClosed, Attempt: id, Addr: m.infos[id].Addr})
 		}
 	}
 	for i := range m.lookups {
@@ -417,15 +441,15 @@ func (m *Machine) finish(now time.Duration) {
 }
 
 func (m *Machine) closeAttempt(now time.Duration, id int, err error) {
-	a := &m.attempts[id]
-	a.open = false
-	a.info.End = now - m.start
-	a.info.Err = err
+	m.attempts[id].open = false
+	a := &m.infos[id]
+	a.End = now - m.start
+	a.Err = err
 	m.inflight--
 	if err != nil {
 		m.lastAttemptErr = err
 	}
-	m.emit(Action{Kind: ActionCloseAttempt, Attempt: id, Addr: a.info.Addr})
+	m.emit(Action{Kind: ActionCloseAttempt, Attempt: id, Addr: a.Addr})
 }
 
 func (m *Machine) lookupPending() bool { return m.lookups[0].pending || m.lookups[1].pending }

@@ -7,17 +7,14 @@ import "time"
 // error (a connection error is never replaced by a later resolution
 // error); the last resolution error.
 func (m *Machine) buildError(now time.Duration) *Error {
-	// The Error and the attempts of a small race in one allocation: a
-	// cancel or a failure costs one, not two.
-	room := new(errorRoom)
-	e := &room.err
+	e := &m.failure // see Machine.failure; a race fails once
 	*e = Error{
 		Host:     m.cfg.Host,
 		Port:     m.cfg.Port,
 		Expired:  m.expired,
 		Canceled: m.canceled,
 		Lookups:  m.Lookups(),
-		Attempts: m.AppendAttempts(room.attempts[:0]),
+		Attempts: m.DecidedAttempts(),
 		Elapsed:  now - m.start,
 		Trace:    m.cfg.Record,
 		History:  m.cfg.History,
@@ -59,11 +56,4 @@ func (m *Machine) timeoutValue(k TimeoutKind) time.Duration {
 		return m.cfg.OpenTimeout
 	}
 	return 0
-}
-
-// errorRoom is an Error with room for the attempts of a race of up to two
-// (the Error points into it, and keeps it alive).
-type errorRoom struct {
-	err      Error
-	attempts [2]AttemptInfo
 }

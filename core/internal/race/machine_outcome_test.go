@@ -51,3 +51,25 @@ func TestOutcomeClassification(t *testing.T) {
 		})
 	}
 }
+
+// A failed race's Error lives in the machine and its Attempts are the
+// machine's own account (no copy, no allocation), which never changes once
+// the race is decided; an append by whoever holds the Error copies instead
+// of writing into the machine.
+func TestErrorAttemptsAreTheMachinesOwnAndAppendCopies(t *testing.T) {
+	h := newHarness(t, testConfig())
+	h.start()
+	h.step(0, answered(IPv6, v6a))
+	e := h.wantFailure(h.step(1, refused(0), Event{Kind: EventCancel, Err: context.Canceled}))
+	own := h.m.DecidedAttempts()
+	if len(e.Attempts) != 1 || &e.Attempts[0] != &own[0] {
+		t.Fatalf("Error.Attempts %v is not the machine's account %v", e.Attempts, own)
+	}
+	grown := append(e.Attempts, AttemptInfo{Won: true})
+	if &grown[0] == &own[0] || len(h.m.DecidedAttempts()) != 1 {
+		t.Fatal("an append to Error.Attempts wrote into the machine's memory")
+	}
+	if _, again := done(h.step(2, Event{Kind: EventCancel, Err: context.Canceled})); again {
+		t.Fatal("a decided race was decided again (its Error would be rebuilt in place)")
+	}
+}
