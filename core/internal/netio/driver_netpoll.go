@@ -36,7 +36,7 @@ import (
 // built only when account is true.
 func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account bool) (*net.TCPConn, *race.Result, error) {
 	r := netpollPool.Get().(*netpollRace)
-	r.p, r.host, r.start, r.timerAt, r.account = p, cfg.Host, monoNow(), -1, account
+	r.p, r.start, r.timerAt, r.account = p, monoNow(), -1, account
 	r.attempts = r.attemptsBuf[:0]
 	r.queued = r.queuedBuf[:0]
 	r.pending = r.pendingBuf[:0]
@@ -75,7 +75,7 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account boo
 // they need, never the race, and every attempt goroutine is gone by then
 // (cleanup); what DialConn returns for a won race (the connection, a
 // Result) points to none of its memory. A failed race is not reused: its
-// *Error lives in the machine (Machine.errRoom), and the caller keeps it.
+// *Error lives in the machine (Machine.failure), and the caller keeps it.
 var netpollPool = sync.Pool{New: func() any { return new(netpollRace) }}
 
 func (r *netpollRace) recycle() {
@@ -91,7 +91,6 @@ type netpollRace struct {
 	machine race.Machine
 	p       Params
 	m       *race.Machine
-	host    string
 	start   time.Duration // monoNow at the start
 	dialer  net.Dialer    // shared by the race's attempts (read only)
 
@@ -370,7 +369,7 @@ func (r *netpollRace) startLookup(ctx context.Context, f race.Family) {
 	i := race.FamilyIndex(f)
 	r.lookups[i] = cancel
 	r.lookupOut[i] = true
-	res, host, box := r.p.Resolver, r.host, r.box
+	res, host, box := r.p.Resolver, r.m.Host(), r.box
 	go func() {
 		addrs, err := res.LookupFamily(lctx, host, f)
 		box.push(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})

@@ -390,7 +390,7 @@ def connect_and_wait(req: ConnectRequest, slice_ms: int, outs: OutParameters) ->
     if args is None:
         args = req.c_args = connect_wait_args(req)
     status: int = args[0](args[1], args[2], args[3], slice_ms, outs.conn_ref, outs.fd_ref)
-    if status == 0:  # HEV2_OK
+    if status == _abi.OK:
         return WON
     if outs.conn.value == 0:
         check(status, connect_context(status, req))  # refused: raises

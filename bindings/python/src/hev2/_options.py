@@ -394,7 +394,7 @@ COMMON_REQUESTS_MAX = 256
 
 def common_request(address: Any, timeout: Any) -> ConnectRequest:
     """build_request for a call with no option but the timeout."""
-    sock_timeout = socket.getdefaulttimeout() if timeout is DEFAULT_TIMEOUT else socket_timeout_of(timeout)
+    sock_timeout = socket_timeout_of(timeout)
     if type(address) is tuple and len(address) == 2:
         host, port = address
         if type(host) is str and type(port) is int:
