@@ -551,6 +551,8 @@ func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
 	s.history_evicted = C.uint64_t(hs.Evicted)
 	s.history_reordered = C.uint64_t(hs.Reordered)
 	s.history_delay_set = C.uint64_t(hs.DelaySet)
+	s.handover_at = C.uint64_t(core.ResolverHandOverAt())
+	s.lookups_handed_over = C.uint64_t(rs.HandedOver)
 	return C.HEV2_OK
 }
 

@@ -49,6 +49,12 @@ const DefaultMaxInFlight = resolve.DefaultMaxInFlight
 // the cap, a system lookup fails at once with EAI_SYSTEM and EAGAIN.
 func MaxResolverThreads() int { return resolve.MaxThreads() }
 
+// ResolverHandOverAt is the number of getaddrinfo calls in flight,
+// abandoned ones included, from which a system lookup of a name that goes
+// to DNS anyway (nsswitch.conf: files, then dns) is asked of the built-in
+// DNS client instead, which holds no thread (resolve.DefaultHandOverAt).
+func ResolverHandOverAt() int { return resolve.HandOverAt() }
+
 // DefaultSystemResolver is the process-wide system resolver.
 var DefaultSystemResolver = resolve.DefaultSystemResolver
 

@@ -136,16 +136,28 @@
  * down that way. So at most hev2_set_max_handles() handles run at once
  * (default HEV2_DEFAULT_MAX_HANDLES); beyond it hev2_connect answers
  * HEV2_ECAPACITY and starts nothing. The system resolver runs at most
- * hev2_stats_info.max_lookups getaddrinfo calls at once (256) for lookups
+ * hev2_stats_info.max_lookups getaddrinfo calls at once (128) for lookups
  * someone still waits for; further lookups wait for a slot, still
  * cancellable. A canceled lookup is abandoned, never waited for: its call
- * finishes on its own thread, and its slot goes to the next lookup at once,
- * so a burst of abandoned lookups of silent names never holds up a healthy
- * one. Abandoned calls count against a hard cap on resolver threads instead
- * (hev2_stats_info.max_resolver_threads, 512: every getaddrinfo call in
- * flight, abandoned ones included); at that cap a new lookup fails at once,
- * with EAI_SYSTEM and errno EAGAIN ("too many getaddrinfo calls in flight
- * ... (the resolver thread cap)"), rather than queue without end.
+ * finishes on its own thread (when the C library gives up: its DNS
+ * timeout, 5-30 s), and its slot goes to the next lookup at once, so a
+ * burst of abandoned lookups of silent names never holds up a healthy one.
+ * Threads stay bounded by two rules:
+ *  - hand-over: once hev2_stats_info.handover_at (128) getaddrinfo calls
+ *    are in flight, abandoned ones included, a name that getaddrinfo would
+ *    answer from DNS alone (nsswitch.conf's hosts line is "files" then
+ *    "dns", at most nss-mdns's *_minimal modules between them for a name
+ *    outside .local, and the hosts file does not list the name) is asked
+ *    of the built-in DNS client instead, with the same resolv.conf; it
+ *    holds no thread and really cancels (lookups_handed_over counts them).
+ *    2,000 connects to silent names, released, leave the process under
+ *    160 threads, and a healthy name resolves in about 2 ms meanwhile.
+ *  - cap: every other name goes to getaddrinfo up to
+ *    hev2_stats_info.max_resolver_threads (192) calls in flight, abandoned
+ *    ones included; at that cap a new lookup fails at once, with
+ *    EAI_SYSTEM and errno EAGAIN ("too many getaddrinfo calls in flight
+ *    ... (the resolver thread cap)"), rather than queue without end.
+ * With the Go runtime's own threads, the library stays under 300 threads.
  *
  * ---------------------------------------------------------------------------
  * fork()
@@ -272,7 +284,7 @@ extern "C" {
  *        hev2_write_trace: a recorded race as a picture (SVG), qlog or a
  *        Chrome trace */
 #define HEV2_VERSION_MAJOR 1
-#define HEV2_VERSION_MINOR 3
+#define HEV2_VERSION_MINOR 4
 #define HEV2_VERSION_PATCH 0
 #define HEV2_VERSION_NUM                                                      \
 	(HEV2_VERSION_MAJOR * 10000 + HEV2_VERSION_MINOR * 100 + HEV2_VERSION_PATCH)
@@ -643,6 +655,11 @@ typedef struct hev2_stats_info {
 	uint64_t history_reordered;   /* connects whose family order history set */
 	uint64_t history_delay_set;   /* connects whose attempt delay came from
 	                                 the observed RTT */
+	/* Added in 1.4: the system resolver's hand-over (see "Capacity"). */
+	uint64_t handover_at;         /* getaddrinfo calls in flight from which
+	                                 DNS names go to the built-in client */
+	uint64_t lookups_handed_over; /* lookups asked of the built-in client
+	                                 that way, ever */
 } hev2_stats_info;
 
 /* ---- library ---------------------------------------------------------------- */

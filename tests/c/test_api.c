@@ -602,6 +602,12 @@ static void test_size_versioning(void)
 	CHECK_RC(hev2_stats(&st), HEV2_OK);
 	CHECK(st.max_lookups >= 1 && st.max_lookups < 100000);
 	CHECK(st.lookups_in_flight <= st.max_lookups);
+	/* The thread rules of "Capacity": lookups still waited for, then the
+	 * hand-over to the built-in client, then the hard cap. */
+	CHECK_INT(st.max_lookups, 128);
+	CHECK_INT(st.handover_at, 128);
+	CHECK_INT(st.max_resolver_threads, 192);
+	CHECK(st.lookups_handed_over == 0);
 }
 
 int main(void)

@@ -15,7 +15,7 @@ import (
 // once when MaxInFlight is 0. Each running call holds one thread, and a
 // library inside someone else's process must not let blocked lookups
 // multiply threads (Go aborts a process at 10,000).
-const DefaultMaxInFlight = 256
+const DefaultMaxInFlight = 128
 
 // SystemResolver resolves with the C library's getaddrinfo(3), so it honours
 // nsswitch.conf, /etc/hosts, resolv.conf and whatever the host has set up.
@@ -92,6 +92,10 @@ func (r *SystemResolver) LookupFamily(ctx context.Context, host string, family r
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if dns := r.handOver(host); dns != nil {
+		r.stats.handedOver.Add(1)
+		return dns.LookupFamily(ctx, host, family)
+	}
 	return r.join(ctx, flightKey{host, family})
 }
 
@@ -104,6 +108,9 @@ func (r *SystemResolver) LookupFamilyAsync(host string, family race.Family, w *W
 	if addrs, err, answered := r.precheck(host, family); answered {
 		done(addrs, err)
 		return func() {}
+	}
+	if dns := r.handOver(host); dns != nil {
+		return r.lookupHandedOver(dns, host, family, done)
 	}
 	k := flightKey{host, family}
 	cb := &asyncWaiter{done: done}
@@ -177,6 +184,9 @@ type SystemResolverStats struct {
 	ThreadErrors  uint64 // lookups failed with EAI_SYSTEM: no thread could be created
 	CapRefused    uint64 // lookups failed at once at the thread cap (MaxThreads)
 	HostsFile     uint64 // lookups answered from the hosts file without getaddrinfo
+	// HandedOver counts lookups asked of the built-in DNS client because
+	// HandOverAt calls were inside getaddrinfo (see DefaultHandOverAt).
+	HandedOver uint64
 	// Threads is the process-wide getaddrinfo thread pool.
 	Threads GAIThreadStats
 }
@@ -185,7 +195,7 @@ type sysResolverCounters struct {
 	inFlight, queued                            atomic.Int64
 	abandoned, abandonedDone, completed, shared atomic.Uint64
 	skipped, threadErrors, capRefused           atomic.Uint64
-	hostsFile                                   atomic.Uint64
+	hostsFile, handedOver                       atomic.Uint64
 }
 
 // Stats returns a snapshot of r's counters.
@@ -202,6 +212,7 @@ func (r *SystemResolver) Stats() SystemResolverStats {
 		ThreadErrors:  c.threadErrors.Load(),
 		CapRefused:    c.capRefused.Load(),
 		HostsFile:     c.hostsFile.Load(),
+		HandedOver:    c.handedOver.Load(),
 		Threads:       GAIThreads(),
 	}
 }

@@ -1,8 +1,6 @@
 package resolve
 
 import (
-	"bufio"
-	"bytes"
 	"net/netip"
 	"os"
 	"strings"
@@ -30,11 +28,11 @@ import (
 type systemFiles struct {
 	nsswitch string
 
-	mu         sync.Mutex
-	nssStamp   fileStamp
-	nssRead    bool
-	filesFirst bool
-	hosts      hostsFile
+	mu       sync.Mutex
+	nssStamp fileStamp
+	nssRead  bool
+	nss      nssHosts
+	hosts    hostsFile
 }
 
 var systemHostsFiles = &systemFiles{
@@ -70,53 +68,43 @@ func (f *systemFiles) lookup(name string, family race.Family) ([]netip.Addr, boo
 	return out, len(out) > 0
 }
 
-// filesFirstLocked re-reads nsswitch.conf if it changed. A missing file
-// means the C library's default, "dns [!UNAVAIL=return] files": DNS first.
-func (f *systemFiles) filesFirstLocked() bool {
+func (f *systemFiles) filesFirstLocked() bool { return f.nssLocked().filesFirst }
+
+// nssLocked re-reads nsswitch.conf if it changed. A missing file means the
+// C library's default, "dns [!UNAVAIL=return] files": DNS first.
+func (f *systemFiles) nssLocked() nssHosts {
 	stamp, err := stampOf(f.nsswitch)
 	if err != nil {
-		f.nssRead, f.filesFirst = false, false
-		return false
+		f.nssRead, f.nss = false, nssHosts{}
+		return f.nss
 	}
 	if f.nssRead && stamp == f.nssStamp {
-		return f.filesFirst
+		return f.nss
 	}
 	data, err := os.ReadFile(f.nsswitch)
 	if err != nil {
-		f.nssRead, f.filesFirst = false, false
-		return false
+		f.nssRead, f.nss = false, nssHosts{}
+		return f.nss
 	}
-	f.nssStamp, f.nssRead, f.filesFirst = stamp, true, nssHostsFilesFirst(data)
-	return f.filesFirst
+	f.nssStamp, f.nssRead, f.nss = stamp, true, parseNSSHosts(data)
+	return f.nss
 }
 
-// nssHostsFilesFirst reports whether an nsswitch.conf's hosts line names
-// "files" first with no action changing what a found name does.
-func nssHostsFilesFirst(data []byte) bool {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := sc.Text()
-		if i := strings.IndexByte(line, '#'); i >= 0 {
-			line = line[:i]
-		}
-		db, sources, ok := strings.Cut(line, ":")
-		if !ok || strings.TrimSpace(db) != "hosts" {
-			continue
-		}
-		fields := strings.Fields(sources)
-		if len(fields) == 0 || fields[0] != "files" {
-			return false
-		}
-		if len(fields) > 1 && strings.HasPrefix(fields[1], "[") {
-			action := strings.ToUpper(strings.Join(fields[1:], " "))
-			if end := strings.IndexByte(action, ']'); end >= 0 {
-				action = action[:end]
-			}
-			if strings.Contains(action, "SUCCESS") {
-				return false
-			}
-		}
-		return true
+// goesToDNS reports whether getaddrinfo would answer name from DNS alone,
+// with the answer the built-in DNS client gives too: the hosts line is
+// files then DNS (see nssHosts), and the hosts file has no entry for it.
+func (f *systemFiles) goesToDNS(name string) bool {
+	if name == "" || name[len(name)-1] == '.' {
+		return false
 	}
-	return false
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.nssLocked().goesToDNS(name) {
+		return false
+	}
+	f.hosts.mu.Lock()
+	defer f.hosts.mu.Unlock()
+	f.hosts.refreshLocked()
+	_, listed := f.hosts.names[strings.ToLower(name)]
+	return !listed
 }

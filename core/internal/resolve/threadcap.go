@@ -14,9 +14,12 @@ import (
 // in-flight bound of a SystemResolver (DefaultMaxInFlight) counts only
 // lookups someone still waits for, so that a burst of abandoned lookups
 // never holds up a healthy one; this cap keeps such bursts from piling up
-// threads without end. At the cap, a new lookup fails at once with
-// EAI_SYSTEM and EAGAIN (ErrThreadCap).
-const DefaultMaxThreads = 512
+// threads without end. Names that go to DNS anyway are handed over to the
+// built-in client long before it (DefaultHandOverAt); the cap holds the
+// rest. At the cap, a new lookup fails at once with EAI_SYSTEM and EAGAIN
+// (ErrThreadCap). With the Go runtime's own threads, a process stays under
+// 300 threads whatever its lookups do.
+const DefaultMaxThreads = 192
 
 var (
 	busyCalls  atomic.Int64 // getaddrinfo calls submitted and not returned

@@ -21,9 +21,9 @@ from ctypes import (
 )
 
 VERSION_MAJOR = 1
-VERSION_MINOR = 3
+VERSION_MINOR = 4
 VERSION_PATCH = 0
-VERSION_NUM = 10300
+VERSION_NUM = 10400
 OK = 0
 EINVAL = -1
 EHOST = -2
@@ -339,6 +339,8 @@ class StatsInfo(Structure):
         ("history_evicted", c_uint64),
         ("history_reordered", c_uint64),
         ("history_delay_set", c_uint64),
+        ("handover_at", c_uint64),
+        ("lookups_handed_over", c_uint64),
     ]
 
 
@@ -520,7 +522,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_stats_info": (
-        216,
+        232,
         {
             "size": 0,
             "handles_created": 8,
@@ -549,6 +551,8 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "history_evicted": 192,
             "history_reordered": 200,
             "history_delay_set": 208,
+            "handover_at": 216,
+            "lookups_handed_over": 224,
         },
     ),
     "hev2_report_phase": (

@@ -8,9 +8,9 @@ module Hev2
   # sizeof/offsetof). Native, Layout and Events read it.
   module ABI
     VERSION_MAJOR = 1
-    VERSION_MINOR = 3
+    VERSION_MINOR = 4
     VERSION_PATCH = 0
-    VERSION_NUM = 10300
+    VERSION_NUM = 10400
     OK = 0
     EINVAL = -1
     EHOST = -2
@@ -189,7 +189,7 @@ module Hev2
       hev2_result_info: 664,
       hev2_attempt_info: 184,
       hev2_event_info: 272,
-      hev2_stats_info: 216,
+      hev2_stats_info: 232,
       hev2_report_phase: 24,
       hev2_report_info: 120,
       hev2_report_lookup_info: 48,
@@ -310,6 +310,8 @@ module Hev2
         history_evicted: 192,
         history_reordered: 200,
         history_delay_set: 208,
+        handover_at: 216,
+        lookups_handed_over: 224,
       }.freeze,
       hev2_report_phase: {
         happened: 0,

@@ -21,7 +21,7 @@ import (
 )
 
 // Namespace is a network namespace of the project's own, with its own
-// /etc/netns/<name>/resolv.conf and hosts (which `ip netns exec` puts in
+// /etc/netns/<name>/resolv.conf, hosts and nsswitch.conf (which `ip netns exec` puts in
 // place of the host's), so getaddrinfo inside it only ever asks a test DNS
 // server.
 type Namespace struct {
@@ -43,6 +43,11 @@ const ResolvConf = "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n"
 
 // Hosts is the hosts file every namespace starts with.
 const Hosts = "127.0.0.1 localhost\n::1 localhost ip6-localhost\n"
+
+// NSSwitch is the nsswitch.conf every namespace starts with: the host's
+// own may name other sources (a desktop's nss-mdns answers EAI_SYSTEM
+// lookups with errno EINVAL), and no test may depend on it.
+const NSSwitch = "hosts: files dns\n"
 
 // NewNamespace makes a namespace with loopback up and the given stack.
 func NewNamespace(stack Stack) (*Namespace, error) {
@@ -78,6 +83,10 @@ func NewNamespace(stack Stack) (*Namespace, error) {
 		return nil, err
 	}
 	if err := n.WriteEtc("hosts", Hosts); err != nil {
+		n.Close()
+		return nil, err
+	}
+	if err := n.WriteEtc("nsswitch.conf", NSSwitch); err != nil {
 		n.Close()
 		return nil, err
 	}
