@@ -13,6 +13,10 @@ export CGO_ENABLED := 1
 # TIME_WAIT socket of an earlier run slows their loopback connects.
 FRESH_NETNS := $(abspath scripts/fresh-netns.sh)
 
+# `make` alone builds: the mk files below define rules of their own, and
+# the first of them would otherwise be the default.
+.DEFAULT_GOAL := all
+
 BUILD_TARGETS :=
 TEST_TARGETS  :=
 BENCH_TARGETS :=

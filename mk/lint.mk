@@ -20,14 +20,27 @@ STATICCHECK         := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHEC
 LINT_FIND = find . -type d \( -name .git -o -name 'build' -o -name 'build-*' -o -name __pycache__ \) -prune -o -type f
 LINT_SHELL_FILES = $(shell $(LINT_FIND) \( -name '*.sh' -o -path './scripts/*' -o -perm -u+x \) -print | \
 	xargs awk 'FNR == 1 { if (FILENAME ~ /\.sh$$/ || $$0 ~ /^\#!(\/usr)?\/bin\/(env )?(ba|da)?sh( |$$)/) print FILENAME; nextfile }' | sort)
+# The directories whose Ruby files are linted; lint-paths fails when one is
+# gone, so that a move never turns a check into a silent no-op.
+LINT_RUBY_DIRS   = bindings/ruby examples/ruby
 LINT_RUBY_FILES  = $(shell $(LINT_FIND) \( -name '*.rb' -o -name '*.gemspec' -o -perm -u+x \) -print | \
-	grep -E '^\./(bindings/ruby|examples/ruby|tests/clients)/' | \
+	grep -E '^\./($(subst $(space),|,$(strip $(LINT_RUBY_DIRS))))/' | \
 	xargs awk 'FNR == 1 { if (FILENAME ~ /\.(rb|gemspec)$$/ || $$0 ~ /^\#!.*[\/ ]ruby( |$$)/) print FILENAME; nextfile }' | sort)
 LINT_PY_FILES    = $(shell $(LINT_FIND) -name '*.py' -print | sort)
 
-.PHONY: lint lint-go lint-shell lint-python lint-ruby lint-make lint-versions
-lint: lint-go lint-shell lint-python lint-ruby lint-make lint-versions ## every static check: Go, shell, Python, Ruby, make help, versions
+space := $(empty) $(empty)
+
+.PHONY: lint lint-go lint-shell lint-python lint-ruby lint-make lint-versions lint-paths
+lint: lint-paths lint-go lint-shell lint-python lint-ruby lint-make lint-versions ## every static check: Go, shell, Python, Ruby, make help, versions
 	@echo "lint: clean"
+
+# Every path a lint rule names exists (LINT_PATHS: directories and files
+# named above and by the parts' mk files).
+LINT_PATHS = $(LINT_RUBY_DIRS) $(LINT_VERSION_FILES)
+lint-paths: ## every directory or file a lint rule names exists
+	@missing=0; for p in $(LINT_PATHS); do \
+		[ -e "$$p" ] || { echo "lint: $$p is named by a lint rule and does not exist"; missing=1; }; \
+	done; [ $$missing = 0 ] && echo "lint paths: $(words $(LINT_PATHS)) exist"
 
 lint-go: ## gofmt -l, go vet ./... and staticcheck ./... over the Go module
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...) | sort -u); \
