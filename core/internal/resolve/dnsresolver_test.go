@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -99,7 +100,9 @@ func TestDNSResolverErrorCodes(t *testing.T) {
 		_, err := r.LookupFamily(context.Background(), c.host, race.IPv6)
 		wantCode(t, err, c.code)
 		if c.host == "silent.test" {
-			if took := time.Since(start); took < 200*time.Millisecond || took > time.Second {
+			// Two attempts of 100 ms; the upper bound only says it gave
+			// up on its own, with room for a loaded machine under -race.
+			if took := time.Since(start); took < 200*time.Millisecond || took > 3*time.Second {
 				t.Errorf("silent server: gave up after %v, want 2 attempts of 100 ms", took)
 			}
 			if n := srv.Count("silent.test", dns.TypeAAAA); n != 2 {
@@ -132,11 +135,13 @@ func TestDNSResolverPerFamilyTiming(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if took[0] < slow || took[1] > slow/2 {
+	// A well before AAAA (relative to AAAA's time, which a loaded machine
+	// delays as much), and both queries sent before either answer came.
+	if took[0] < slow || took[1] > took[0]-slow/2 {
 		t.Errorf("AAAA after %v, A after %v", took[0], took[1])
 	}
 	qs := srv.Queries("")
-	if len(qs) != 2 || qs[1].At.Sub(qs[0].At) > 100*time.Millisecond {
+	if len(qs) != 2 || qs[1].At.Sub(qs[0].At) > slow/2 {
 		t.Errorf("AAAA and A were not sent together: %v", qs)
 	}
 }
@@ -197,15 +202,24 @@ func TestDNSResolverCancelStops(t *testing.T) {
 	srv.Set("silent.test", 0, testdns.Behaviour{Never: true})
 	fdsBefore, goBefore := resolverTestFDs(t), runtime.NumGoroutine()
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
+	// Cancel once the query has reached the server.
+	var canceledAt atomic.Int64
+	go func() {
+		for deadline := time.Now().Add(10 * time.Second); srv.Count("silent.test", dns.TypeAAAA) == 0 && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
+		canceledAt.Store(time.Now().UnixNano())
+		cancel()
+	}()
 	_, err := r.LookupFamily(ctx, "silent.test", race.IPv6)
-	returned := time.Since(start)
+	returned := time.Since(time.Unix(0, canceledAt.Load()))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
-	if returned > 50*time.Millisecond+100*time.Millisecond {
-		t.Errorf("returned %v after start, canceled at 50ms", returned)
+	// At once; the bound leaves a loaded machine room and lies far
+	// below the 5 s the query would have waited.
+	if returned > 500*time.Millisecond {
+		t.Errorf("returned %v after the cancel", returned)
 	}
 	if n := r.Stats().OpenSockets; n != 0 {
 		t.Errorf("%d sockets still open after return", n)
@@ -213,7 +227,7 @@ func TestDNSResolverCancelStops(t *testing.T) {
 	if fds := resolverTestFDs(t); fds > fdsBefore {
 		t.Errorf("fds %d -> %d", fdsBefore, fds)
 	}
-	time.Sleep(200 * time.Millisecond)
+	// Its socket is closed (above), so nothing more can be sent.
 	if n := srv.Count("silent.test", dns.TypeAAAA); n != 1 {
 		t.Errorf("server saw %d queries, want 1 (nothing after cancel)", n)
 	}

@@ -67,6 +67,9 @@ static void *hev2_gai_worker(void *arg) {
 	sigset_t all;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	// Named, so that a host's `top -H` or /proc/PID/task shows whose
+	// threads these are, and tests can see the last one gone.
+	pthread_setname_np(pthread_self(), "hev2-gai");
 	for (;;) {
 		hev2_gai_run(j);
 		// Count this thread as free before its job is seen as done: the

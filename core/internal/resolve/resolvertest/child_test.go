@@ -364,8 +364,27 @@ func childCancel(a childArgs) (any, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var canceledAt time.Time
+	dnsr, _ := r.(*core.DNSResolver)
+	queriesBefore := uint64(0)
+	if dnsr != nil {
+		queriesBefore = dnsr.Stats().Queries
+	}
+	// Cancel CancelMS after the start, and not before the query is on its
+	// way (a loaded machine may not have run the lookup by then).
+	inFlight := func() bool {
+		switch {
+		case sys != nil:
+			return sys.Stats().InFlight > 0
+		case dnsr != nil:
+			return dnsr.Stats().Queries > queriesBefore
+		}
+		return true
+	}
 	go func() {
 		time.Sleep(time.Duration(a.CancelMS) * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); !inFlight() && time.Now().Before(deadline); {
+			time.Sleep(time.Millisecond)
+		}
 		if sys != nil {
 			rep.InFlightAtCancel = sys.Stats().InFlight
 		}
@@ -412,13 +431,14 @@ func childAddrWatch(a childArgs) (any, error) {
 }
 
 // waitPoolEmpty waits until every getaddrinfo thread has exited (children
-// run with a short idle timeout).
+// run with a short idle timeout): the pool counts none, and the kernel's
+// task list holds no thread named as the pool names its own.
 func waitPoolEmpty() {
-	for deadline := time.Now().Add(10 * time.Second); resolve.GAIThreads().Threads > 0 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if resolve.GAIThreads().Threads == 0 && resolvertest.NamedThreads("hev2-gai") == 0 {
+			return
+		}
 	}
-	// Let the last exiting thread leave the kernel's task list.
-	time.Sleep(20 * time.Millisecond)
 }
 
 // settledGoroutines waits briefly for goroutines to drop to want.

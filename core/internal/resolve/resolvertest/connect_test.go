@@ -44,8 +44,9 @@ func TestConnectResolutionDelay(t *testing.T) {
 			if rep.Addr != testbed.V4Good1.String() {
 				t.Errorf("silent AAAA: connected to %q (%s), want %v", rep.Addr, rep.Err, testbed.V4Good1)
 			}
-			// Gross bound: the delay plus scheduling, far below glibc's 1 s timeout.
-			if rep.ElapsedMS < delay || rep.ElapsedMS > delay+150 {
+			// The delay, plus room for a loaded machine, and still below the
+			// AAAA's 1 s timeout: the race did not wait for it.
+			if rep.ElapsedMS < delay || rep.ElapsedMS > delay+600 {
 				t.Errorf("silent AAAA: connected after %.1f ms, want the %v ms Resolution Delay and little more", rep.ElapsedMS, delay)
 			}
 			if !hasEvent(rep.Events, "resolution-delay") {

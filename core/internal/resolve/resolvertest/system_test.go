@@ -83,8 +83,11 @@ func TestSystemPerFamilyTiming(t *testing.T) {
 			s, f := byFamily(outs, c.slow), byFamily(outs, c.fast)
 			wantAddrs(t, byFamily(outs, core.IPv6), v6addr.String())
 			wantAddrs(t, byFamily(outs, core.IPv4), v4addr.String())
-			if s.ElapsedMS < float64(slow.Milliseconds()) || f.ElapsedMS > float64(slow.Milliseconds())/2 {
-				t.Errorf("%s resolver, %s: slow %v answered after %.1f ms, fast %v after %.1f ms; want >= %v and well under it",
+			// The fast family answers well before the slow one: not held
+			// by it (a bound relative to the slow answer, which a loaded
+			// machine delays as much).
+			if s.ElapsedMS < float64(slow.Milliseconds()) || f.ElapsedMS > s.ElapsedMS-float64(slow.Milliseconds())/2 {
+				t.Errorf("%s resolver, %s: slow %v answered after %.1f ms, fast %v after %.1f ms; want >= %v and the fast one well before it",
 					res, c.host, c.slow, s.ElapsedMS, c.fast, f.ElapsedMS, slow)
 			}
 		}
@@ -102,7 +105,8 @@ func TestSystemSilentAAAA(t *testing.T) {
 		inChild(t, ns, childArgs{Mode: "lookup", Resolver: res, Host: "silent6.test", IdleMS: 50}, &outs)
 		a, aaaa := byFamily(outs, core.IPv4), byFamily(outs, core.IPv6)
 		wantAddrs(t, a, v4addr.String())
-		if a.ElapsedMS > 200 {
+		// Well before the AAAA's 1 s timeout, with room for a loaded machine.
+		if a.ElapsedMS > 500 {
 			t.Errorf("%s: A answered after %.1f ms while AAAA was silent", res, a.ElapsedMS)
 		}
 		if aaaa.Code != core.EAI_AGAIN || aaaa.ElapsedMS < 900 {
@@ -146,11 +150,15 @@ func TestSystemCancelAbandons(t *testing.T) {
 		var rep cancelReport
 		inChild(t, ns, childArgs{Mode: "cancel", Resolver: "builtin", Host: "silent.test", CancelMS: 100}, &rep)
 		t.Logf("%+v", rep)
-		if !rep.Outcome.Canceled || rep.ReturnedAfterCancelMS > 50 {
+		// Canceled returns at once; the bound leaves a loaded machine
+		// room and lies far below the 1 s the query would have taken.
+		if !rep.Outcome.Canceled || rep.ReturnedAfterCancelMS > 500 {
 			t.Errorf("lookup ended with %q %.1f ms after cancel", rep.Outcome.Err, rep.ReturnedAfterCancelMS)
 		}
 		checkNothingLeft(t, rep)
-		time.Sleep(100 * time.Millisecond)
+		// The child has exited: every query it sent is in the server's
+		// socket before this one, which the server answers in order.
+		barrier(t, ns)
 		if n := srv.Count("silent.test", dns.TypeAAAA); n != 1 {
 			t.Errorf("server saw %d AAAA queries, want 1 (nothing sent after cancel)", n)
 		}
@@ -161,7 +169,7 @@ func TestSystemCancelAbandons(t *testing.T) {
 	if !rep.Outcome.Canceled {
 		t.Errorf("lookup ended with %q, want the context's error", rep.Outcome.Err)
 	}
-	if rep.ReturnedAfterCancelMS > 50 {
+	if rep.ReturnedAfterCancelMS > 500 {
 		t.Errorf("caller released %.1f ms after cancel", rep.ReturnedAfterCancelMS)
 	}
 	if rep.InFlightAtCancel != 1 {
@@ -331,7 +339,9 @@ func checkAddrConfig(t *testing.T, ns *resolvertest.Namespace, res string, wantA
 		wantAddrs(t, byFamily(dual, core.IPv6), v6addr.String())
 	} else {
 		o := byFamily(dual, core.IPv6)
-		if o.Code != core.EAI_ADDRFAMILY || o.ElapsedMS > 50 {
+		// No query (counted by the caller) is the proof; the bound only
+		// says "without waiting for anything", with room for a loaded machine.
+		if o.Code != core.EAI_ADDRFAMILY || o.ElapsedMS > 500 {
 			t.Errorf("%s resolver: AAAA code %d after %.1f ms, want EAI_ADDRFAMILY at once", res, o.Code, o.ElapsedMS)
 		}
 	}
@@ -523,5 +533,22 @@ func TestSystemNoHandOverWithoutDNSOnlyPath(t *testing.T) {
 	}
 	if rep.MaxPoolThreads > core.MaxResolverThreads() || rep.MaxThreads > 300 {
 		t.Errorf("%d getaddrinfo threads (cap %d), %d in the process", rep.MaxPoolThreads, core.MaxResolverThreads(), rep.MaxThreads)
+	}
+}
+
+// barrier asks the namespace's DNS server one query of its own over UDP and
+// waits for the answer: every query sent to it before (by a child that has
+// exited) has been read from the same socket first, and so counted.
+func barrier(t *testing.T, ns *resolvertest.Namespace) {
+	t.Helper()
+	q := new(dns.Msg)
+	q.SetQuestion("barrier.test.", dns.TypeA)
+	err := ns.Do(func() error {
+		c := &dns.Client{Net: "udp", Timeout: 5 * time.Second}
+		_, _, err := c.Exchange(q, "127.0.0.1:53")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("barrier query: %v", err)
 	}
 }

@@ -22,3 +22,20 @@ func OSThreads() int {
 	}
 	return -1
 }
+
+// NamedThreads counts this process's threads whose name is name
+// (/proc/self/task/*/comm); -1 if the directory cannot be read.
+func NamedThreads(name string) int {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, task := range tasks {
+		comm, err := os.ReadFile("/proc/self/task/" + task.Name() + "/comm")
+		if err == nil && strings.TrimSpace(string(comm)) == name {
+			n++
+		}
+	}
+	return n
+}
