@@ -193,8 +193,9 @@ func (c *conn) raceDone() {
 // with no callback, is triggered right here, by whichever thread decided
 // the race: its trigger runs no code of the host's (an atomic flag and, on
 // the first trigger, an eventfd write), so it needs no library thread, and
-// a cancel then costs no hand-off to one (about 3 us of CPU each, measured
-// with bench_pending). Everything else goes to the notifier. So does a
+// a cancel then costs no hand-off to one (a cross-thread wake-up is
+// several microseconds of CPU; bench_pending shows it). Everything else
+// goes to the notifier. So does a
 // handle whose id hev2_connect has not returned yet: nothing may fire
 // before the caller holds it.
 func (c *conn) announce() {

@@ -7,8 +7,8 @@ import (
 
 // heapInUse is hev2_stats' go_heap_inuse: the bytes of the heap's spans in
 // use (MemStats.HeapInuse), read through runtime/metrics, which does not
-// stop the world. runtime.ReadMemStats does, and costs ~70 µs here: every
-// race the library drives would pause while a host polls its stats.
+// stop the world. runtime.ReadMemStats does, for tens of microseconds:
+// every race the library drives would pause while a host polls its stats.
 func heapInUse() uint64 {
 	heapSamples.Lock()
 	defer heapSamples.Unlock()

@@ -5,10 +5,10 @@ import "time"
 // A race's clock is the monotonic clock alone, read as an offset from one
 // origin taken when the package loads: time.Now reads the wall clock as
 // well, two vDSO calls where this makes one, and a race never needs the
-// wall clock (its times are offsets from its own start). On a healthy
-// connect the clock is read twice (the start, the outcome); measured with
-// perf over one-call loopback connects, clock readings were a tenth of
-// the user-space time when it was read five times.
+// wall clock (its times are offsets from its own start). A healthy
+// connect reads the clock twice (the start, the outcome): on a loopback
+// connect, every reading is a visible share of the library's own time
+// (core/DECISIONS.md).
 var clockOrigin = time.Now()
 
 // monoNow is the time since clockOrigin: one reading of the monotonic

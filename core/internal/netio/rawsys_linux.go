@@ -76,9 +76,8 @@ func rawClose(fd int) {
 // its peer: getpeername(2) succeeds once the handshake is done and fails
 // (ENOTCONN) while it is in progress or after it failed, which a poll then
 // tells apart. For one socket it is the cheaper question: no poll table,
-// no wait queue, and a length of 0 copies no address out. Measured in C,
-// interleaved with a blocking connect, a non-blocking connect followed by
-// it cost 1.03-1.08x against 1.07-1.09x with a zero-timeout ppoll.
+// no wait queue, and a length of 0 copies no address out (bench-capi's
+// call-by-call rows compare it with a zero-timeout poll).
 func rawConnected(fd int) bool {
 	var sa unix.RawSockaddrAny
 	var l uint32 // 0: the kernel writes the address's length only
