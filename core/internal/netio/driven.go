@@ -41,12 +41,10 @@ type Driven struct {
 	doneCh   chan struct{}
 
 	// The driver's own: touched only while holding drive.
-	drive   sync.Mutex
-	fds     []int     // per attempt; -1 once closed or handed over
-	lookups [2]func() // cancels a lookup
-	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
-	prefixCancel func()
-	timerAt      time.Duration // -1: no timer armed
+	drive sync.Mutex
+	fds   []int // per attempt; -1 once closed or handed over
+	waits
+	timerAt time.Duration // -1: no timer armed
 	// stepAt is the clock reading the machine was last stepped with: a
 	// winner handed over in that step won then (no second reading).
 	stepAt time.Duration
@@ -477,34 +475,23 @@ func (r *Driven) now() time.Duration { return monoNow() - r.start }
 
 // perform carries out the machine's actions on the driving thread.
 func (r *Driven) perform(acts []race.Action) {
-	for _, a := range acts {
-		switch a.Kind {
-		case race.ActionStartLookup:
-			r.startLookup(a.Family)
-		case race.ActionCancelLookup:
-			if cancel := r.lookups[race.FamilyIndex(a.Family)]; cancel != nil {
-				cancel()
-			}
-		case race.ActionStartAttempt:
-			r.startAttempt(a.Attempt, a.Addr)
-		case race.ActionCloseAttempt:
-			r.closeAttempt(a.Attempt)
-		case race.ActionArmTimer:
-			r.timerAt = a.At
-		case race.ActionAwaitPrefix64:
-			r.escaped = true
-			r.prefixCancel = awaitPrefix64(&r.params, r.post)
-		case race.ActionCancelPrefix64:
-			r.cancelPrefix()
-		case race.ActionDone:
-			if a.Err != nil {
-				r.finish(nil, a.Err)
-			} else {
-				r.finish(r.handOver(a.Attempt))
-			}
-			return
-		}
+	a, decided := perform(r, acts)
+	switch {
+	case !decided:
+	case a.Err != nil:
+		r.finish(nil, a.Err)
+	default:
+		r.finish(r.handOver(a.Attempt))
 	}
+}
+
+// armTimer only notes the deadline: the driving thread's poll waits until
+// it.
+func (r *Driven) armTimer(at time.Duration) { r.timerAt = at }
+
+func (r *Driven) awaitPrefix64() {
+	r.escaped = true // the discovery's delivery holds r
+	r.prefixCancel = awaitPrefix64(&r.params, r.post)
 }
 
 func (r *Driven) startLookup(f race.Family) {
@@ -576,8 +563,7 @@ func (r *Driven) finish(res *race.Result, err error) {
 	for id := range r.fds {
 		r.closeAttempt(id)
 	}
-	cancelLookups(r.lookups[:])
-	r.cancelPrefix()
+	r.cancelAll()
 	r.gai.Close()
 	r.gai = nil
 	r.res, r.err = res, err
@@ -589,12 +575,5 @@ func (r *Driven) finish(res *race.Result, err error) {
 	r.mu.Unlock()
 	if r.onDone != nil {
 		r.onDone()
-	}
-}
-
-func (r *Driven) cancelPrefix() {
-	if r.prefixCancel != nil {
-		r.prefixCancel()
-		r.prefixCancel = nil
 	}
 }

@@ -94,22 +94,21 @@ type netpollRace struct {
 	start   time.Duration // monoNow at the start
 	dialer  net.Dialer    // shared by the race's attempts (read only)
 
-	lookups   [2]context.CancelFunc
+	ctx context.Context // DialConn's, while it runs
+	waits
 	lookupOut [2]bool // a lookup whose answer the race still waits for
 	prefixOut bool    // the NAT64 discovery's outcome is still awaited
-	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
-	prefixCancel func()
-	box          *inbox // lookup answers; made with the first lookup
-	results      chan attemptOutcome
-	attempts     []npAttempt
-	queued       []int // attempts the machine started this turn, not yet dialing
-	live         int   // attempt goroutines that have not reported back
-	timer        *time.Timer
-	timerAt      time.Duration // -1: no timer armed
-	pending      []race.Event  // outcomes known on this goroutine
-	canceled     bool
-	account      bool
-	shared       *attemptDialer // the attempt goroutines' copy of the dialer
+	box       *inbox  // lookup answers; made with the first lookup
+	results   chan attemptOutcome
+	attempts  []npAttempt
+	queued    []int // attempts the machine started this turn, not yet dialing
+	live      int   // attempt goroutines that have not reported back
+	timer     *time.Timer
+	timerAt   time.Duration // -1: no timer armed
+	pending   []race.Event  // outcomes known on this goroutine
+	canceled  bool
+	account   bool
+	shared    *attemptDialer // the attempt goroutines' copy of the dialer
 
 	// Room for the common case without allocating: one or two attempts,
 	// a few events per turn.
@@ -140,11 +139,12 @@ type attemptOutcome struct {
 func (r *netpollRace) now() time.Duration { return monoNow() - r.start }
 
 func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, error) {
+	r.ctx = ctx
 	defer r.cleanup()
 	acts := r.m.Start(0)
 	batch := r.batchBuf[:0]
 	for {
-		if conn, res, err, done := r.perform(ctx, acts); done {
+		if conn, res, err, done := r.perform(acts); done {
 			return conn, res, err
 		}
 		r.launch(ctx)
@@ -223,51 +223,50 @@ func (r *netpollRace) received(batch []race.Event, o attemptOutcome) []race.Even
 
 // perform carries out the machine's actions; attempts are queued and
 // started by launch once the whole turn is known.
-func (r *netpollRace) perform(ctx context.Context, acts []race.Action) (*net.TCPConn, *race.Result, error, bool) {
-	for _, a := range acts {
-		switch a.Kind {
-		case race.ActionStartLookup:
-			r.startLookup(ctx, a.Family)
-		case race.ActionCancelLookup:
-			i := race.FamilyIndex(a.Family)
-			r.lookupOut[i] = false
-			if cancel := r.lookups[i]; cancel != nil {
-				cancel()
-			}
-		case race.ActionStartAttempt:
-			for len(r.attempts) <= a.Attempt {
-				r.attempts = append(r.attempts, npAttempt{})
-			}
-			r.attempts[a.Attempt].addr = a.Addr
-			r.queued = append(r.queued, a.Attempt)
-		case race.ActionCloseAttempt:
-			r.closeAttempt(a.Attempt)
-		case race.ActionArmTimer:
-			r.armTimer(a.At)
-		case race.ActionAwaitPrefix64:
-			if r.box == nil {
-				r.box = newInbox()
-			}
-			r.prefixOut = true
-			r.prefixCancel = awaitPrefix64(&r.p, r.box.push)
-		case race.ActionCancelPrefix64:
-			r.prefixOut = false
-			r.cancelPrefix()
-		case race.ActionDone:
-			if a.Err != nil {
-				return nil, nil, a.Err, true
-			}
-			w := &r.attempts[a.Attempt]
-			conn := w.conn
-			w.conn = nil
-			var res *race.Result
-			if r.account {
-				res = new(resultRoom).newResult(r.m, a.Attempt, -1, r.now())
-			}
-			return conn, res, nil, true
-		}
+func (r *netpollRace) perform(acts []race.Action) (*net.TCPConn, *race.Result, error, bool) {
+	a, decided := perform(r, acts)
+	switch {
+	case !decided:
+		return nil, nil, nil, false
+	case a.Err != nil:
+		return nil, nil, a.Err, true
 	}
-	return nil, nil, nil, false
+	w := &r.attempts[a.Attempt]
+	conn := w.conn
+	w.conn = nil
+	var res *race.Result
+	if r.account {
+		res = new(resultRoom).newResult(r.m, a.Attempt, -1, r.now())
+	}
+	return conn, res, nil, true
+}
+
+// startAttempt queues the attempt: launch starts the turn's attempts
+// together, once the whole turn is known.
+func (r *netpollRace) startAttempt(id int, addr netip.AddrPort) {
+	for len(r.attempts) <= id {
+		r.attempts = append(r.attempts, npAttempt{})
+	}
+	r.attempts[id].addr = addr
+	r.queued = append(r.queued, id)
+}
+
+func (r *netpollRace) cancelLookup(f race.Family) {
+	r.lookupOut[race.FamilyIndex(f)] = false
+	r.waits.cancelLookup(f)
+}
+
+func (r *netpollRace) awaitPrefix64() {
+	if r.box == nil {
+		r.box = newInbox()
+	}
+	r.prefixOut = true
+	r.prefixCancel = awaitPrefix64(&r.p, r.box.push)
+}
+
+func (r *netpollRace) cancelPrefix() {
+	r.prefixOut = false
+	r.waits.cancelPrefix()
 }
 
 // launch starts the attempts queued this turn. A lone attempt with nothing
@@ -361,11 +360,11 @@ func attemptError(err error, local netip.AddrPort) error {
 	return err
 }
 
-func (r *netpollRace) startLookup(ctx context.Context, f race.Family) {
+func (r *netpollRace) startLookup(f race.Family) {
 	if r.box == nil {
 		r.box = newInbox()
 	}
-	lctx, cancel := context.WithCancel(ctx)
+	lctx, cancel := context.WithCancel(r.ctx)
 	i := race.FamilyIndex(f)
 	r.lookups[i] = cancel
 	r.lookupOut[i] = true
@@ -415,8 +414,7 @@ func (r *netpollRace) cleanup() {
 	for id := range r.attempts {
 		r.closeAttempt(id)
 	}
-	cancelLookups(r.lookups[:])
-	r.cancelPrefix()
+	r.cancelAll()
 	if r.timer != nil {
 		r.timer.Stop()
 	}
@@ -434,12 +432,5 @@ func (r *netpollRace) cleanup() {
 		if c := r.attempts[i].cancel; c != nil {
 			c()
 		}
-	}
-}
-
-func (r *netpollRace) cancelPrefix() {
-	if r.prefixCancel != nil {
-		r.prefixCancel()
-		r.prefixCancel = nil
 	}
 }

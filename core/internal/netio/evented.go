@@ -22,20 +22,18 @@ import (
 // connect's outcome reaches onDone without a hop between threads.
 type Evented struct {
 	raceRoom
-	params  Params
-	mu      sync.Mutex
-	m       *race.Machine // &machine
-	start   time.Duration // monoNow at the start
-	fds     []int         // per attempt; -1 once closed or handed over
-	tokens  []uint64      // per attempt's poller registration, 0 if none
-	lookups [2]func()
-	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
-	prefixCancel func()
-	timer        *time.Timer
-	pending      []race.Event
-	sources      sourceCache
-	done         bool
-	onDone       func(*race.Result, error)
+	params Params
+	mu     sync.Mutex
+	m      *race.Machine // &machine
+	start  time.Duration // monoNow at the start
+	fds    []int         // per attempt; -1 once closed or handed over
+	tokens []uint64      // per attempt's poller registration, 0 if none
+	waits
+	timer   *time.Timer
+	pending []race.Event
+	sources sourceCache
+	done    bool
+	onDone  func(*race.Result, error)
 	// escaped: the race handed itself to another goroutine (the poller,
 	// a timer, a lookup's delivery, the NAT64 discovery), which may still
 	// reach it after it is decided; such a race is never recycled.
@@ -219,34 +217,20 @@ func (r *Evented) play(acts []race.Action) (res *race.Result, err error, finishe
 }
 
 func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
-	for _, a := range acts {
-		switch a.Kind {
-		case race.ActionStartLookup:
-			r.startLookup(a.Family)
-		case race.ActionCancelLookup:
-			if cancel := r.lookups[race.FamilyIndex(a.Family)]; cancel != nil {
-				cancel()
-			}
-		case race.ActionStartAttempt:
-			r.startAttempt(a.Attempt, a.Addr)
-		case race.ActionCloseAttempt:
-			r.closeAttempt(a.Attempt)
-		case race.ActionArmTimer:
-			r.armTimer(a.At)
-		case race.ActionAwaitPrefix64:
-			r.escaped = true
-			r.prefixCancel = awaitPrefix64(&r.params, r.step)
-		case race.ActionCancelPrefix64:
-			r.cancelPrefix()
-		case race.ActionDone:
-			if a.Err != nil {
-				return nil, a.Err, true
-			}
-			res, err := r.handOver(a.Attempt)
-			return res, err, true
-		}
+	a, decided := perform(r, acts)
+	switch {
+	case !decided:
+		return nil, nil, false
+	case a.Err != nil:
+		return nil, a.Err, true
 	}
-	return nil, nil, false
+	res, err := r.handOver(a.Attempt)
+	return res, err, true
+}
+
+func (r *Evented) awaitPrefix64() {
+	r.escaped = true // the discovery's delivery holds r
+	r.prefixCancel = awaitPrefix64(&r.params, r.step)
 }
 
 func (r *Evented) startLookup(f race.Family) {
@@ -411,16 +395,8 @@ func (r *Evented) release() {
 	for id := range r.fds {
 		r.closeAttempt(id)
 	}
-	cancelLookups(r.lookups[:])
-	r.cancelPrefix()
+	r.cancelAll()
 	if r.timer != nil {
 		r.timer.Stop()
-	}
-}
-
-func (r *Evented) cancelPrefix() {
-	if r.prefixCancel != nil {
-		r.prefixCancel()
-		r.prefixCancel = nil
 	}
 }
