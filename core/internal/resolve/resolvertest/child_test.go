@@ -118,6 +118,8 @@ func runChild(a childArgs) (any, error) {
 	switch a.Mode {
 	case "starve":
 		return childStarve(a)
+	case "connectburst":
+		return childConnectBurst(a)
 	case "lookup":
 		return childLookup(a)
 	case "emfile":
