@@ -147,9 +147,11 @@
  *    are in flight, abandoned ones included, a name that getaddrinfo would
  *    answer from DNS alone (nsswitch.conf's hosts line is "files" then
  *    "dns", at most nss-mdns's *_minimal modules between them for a name
- *    outside .local, and the hosts file does not list the name) is asked
- *    of the built-in DNS client instead, with the same resolv.conf; it
- *    holds no thread and really cancels (lookups_handed_over counts them).
+ *    outside .local, the hosts file does not list the name, and neither
+ *    resolv.conf's options (no-aaaa, inet6, ...) nor RES_OPTIONS,
+ *    LOCALDOMAIN or HOSTALIASES change glibc's answer) is asked of the
+ *    built-in DNS client instead, with the same resolv.conf; it holds no
+ *    thread and really cancels (lookups_handed_over counts them).
  *    2,000 connects to silent names, released, leave the process under
  *    160 threads, and a healthy name resolves in about 2 ms meanwhile.
  *  - cap: every other name goes to getaddrinfo up to

@@ -48,6 +48,9 @@ type dnsSettings struct {
 	attempts int
 	rotate   bool
 	useTCP   bool
+	// unmodelled: resolv.conf's options that would make getaddrinfo
+	// answer otherwise (resolvConf.unmodelled).
+	unmodelled []string
 }
 
 // confFile is the resolv.conf behind a resolver's settings, re-read when
@@ -130,6 +133,7 @@ func (r *DNSResolver) load() (*dnsSettings, error) {
 	set := &dnsSettings{
 		servers: rc.nameservers, ndots: rc.ndots, timeout: rc.timeout,
 		attempts: rc.attempts, rotate: rc.rotate, useTCP: rc.useTCP || cfg.UseTCP,
+		unmodelled: rc.unmodelled,
 	}
 	for _, s := range rc.search {
 		if s = strings.Trim(s, "."); s != "" {

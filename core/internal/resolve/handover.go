@@ -3,6 +3,7 @@ package resolve
 import (
 	"context"
 	"net/netip"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +21,11 @@ import (
 // hosts file does not list the name. The client reads the same resolv.conf
 // (servers, search list, ndots, timeout, attempts, rotate, use-vc), holds
 // no thread and really cancels: threads stay near DefaultHandOverAt however
-// many lookups are abandoned. A name it cannot prove goes to DNS (another
-// source in nsswitch.conf, a .local name behind nss-mdns) still goes to
-// getaddrinfo, up to the hard cap (DefaultMaxThreads).
+// many lookups are abandoned. A lookup it cannot prove gets getaddrinfo's
+// answer (another source in nsswitch.conf, a .local name behind nss-mdns,
+// a resolv.conf option that changes answers such as no-aaaa, or the
+// RES_OPTIONS, LOCALDOMAIN or HOSTALIASES variables glibc reads) still
+// goes to getaddrinfo, up to the hard cap (DefaultMaxThreads).
 const DefaultHandOverAt = 128
 
 var handOverAt atomic.Int64
@@ -78,7 +81,22 @@ func (r *SystemResolver) handOver(host string) *DNSResolver {
 	if busyCalls.Load() < handOverAt.Load() || r.AlwaysGetaddrinfo || !systemHostsFiles.goesToDNS(host) {
 		return nil
 	}
-	return handOverResolver()
+	dns := handOverResolver()
+	if dns == nil || len(dns.settings().unmodelled) > 0 || glibcEnvSet() {
+		return nil
+	}
+	return dns
+}
+
+// glibcEnvSet reports whether the environment changes how glibc resolves
+// (resolv.conf(5): RES_OPTIONS, LOCALDOMAIN; hostname(7): HOSTALIASES).
+func glibcEnvSet() bool {
+	for _, name := range [...]string{"RES_OPTIONS", "LOCALDOMAIN", "HOSTALIASES"} {
+		if _, set := os.LookupEnv(name); set {
+			return true
+		}
+	}
+	return false
 }
 
 // lookupHandedOver asks dns for host without blocking the caller: done is

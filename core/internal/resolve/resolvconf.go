@@ -20,6 +20,11 @@ type resolvConf struct {
 	attempts    int           // rounds over the server list
 	rotate      bool
 	useTCP      bool // "options use-vc"
+	// unmodelled lists the options that change which answers glibc
+	// gives and that this resolver does not implement (no-aaaa, inet6,
+	// no-tld-query, ...): getaddrinfo and this resolver may then answer
+	// differently (see the system resolver's hand-over).
+	unmodelled []string
 }
 
 // glibc's defaults (resolv.h: RES_TIMEOUT, RES_DFLRETRY) and limits
@@ -122,6 +127,10 @@ func (rc *resolvConf) option(opt string) error {
 		rc.rotate = true
 	case "use-vc":
 		rc.useTCP = true
+	case "edns0", "trust-ad", "single-request", "single-request-reopen", "no-reload", "debug":
+		// How glibc asks, not what it answers.
+	default:
+		rc.unmodelled = append(rc.unmodelled, key)
 	}
 	return err
 }

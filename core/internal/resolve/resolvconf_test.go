@@ -24,8 +24,15 @@ options ndots:3 timeout:2 attempts:9 rotate use-vc edns0 unknown-option
 	// Like glibc, only the first three name servers count.
 	want := []netip.AddrPort{netip.MustParseAddrPort("198.18.0.53:53"), netip.MustParseAddrPort("[2001:db8::53]:53"), netip.MustParseAddrPort("198.18.0.54:53")}
 	if !slices.Equal(rc.nameservers, want) || !slices.Equal(rc.search, []string{"a.test", "b.test"}) ||
-		rc.ndots != 3 || rc.timeout != 2*time.Second || rc.attempts != maxAttempts || !rc.rotate || !rc.useTCP {
+		rc.ndots != 3 || rc.timeout != 2*time.Second || rc.attempts != maxAttempts || !rc.rotate || !rc.useTCP ||
+		!slices.Equal(rc.unmodelled, []string{"unknown-option"}) {
 		t.Errorf("parsed %+v", rc)
+	}
+	// Options that only change how glibc asks are modelled; one that
+	// changes its answers is named.
+	rc, err = parseResolvConf(strings.NewReader("options trust-ad single-request-reopen no-aaaa timeout:1\n"), "test")
+	if err != nil || !slices.Equal(rc.unmodelled, []string{"no-aaaa"}) {
+		t.Errorf("unmodelled options %v (%v), want [no-aaaa]", rc.unmodelled, err)
 	}
 	d := defaultResolvConf()
 	if d.ndots != 1 || d.timeout != 5*time.Second || d.attempts != 2 {

@@ -508,31 +508,39 @@ func TestSystemAbandonedBurstNeverStarves(t *testing.T) {
 	}
 }
 
-// Hand-over needs a name that goes to DNS anyway: with another source in
-// nsswitch.conf, every lookup stays with getaddrinfo, and the hard cap
-// holds the threads (a fast EAI_SYSTEM/EAGAIN beyond it).
+// Hand-over needs a lookup whose getaddrinfo answer the built-in client
+// gives too: with another source in nsswitch.conf, or a resolv.conf option
+// that changes glibc's answers, every lookup stays with getaddrinfo, and
+// the hard cap holds the threads (a fast EAI_SYSTEM/EAGAIN beyond it).
 func TestSystemNoHandOverWithoutDNSOnlyPath(t *testing.T) {
-	ns, srv := testNamespace(t, resolvertest.Stack{})
-	srv.Set("*.silent.test", 0, testdns.Behaviour{Never: true})
-	if err := ns.WriteEtc("nsswitch.conf", "hosts: files dns mdns4\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := ns.WriteEtc("resolv.conf", "nameserver 127.0.0.1\noptions timeout:10 attempts:1\n"); err != nil {
-		t.Fatal(err)
-	}
-	const n = 400
-	var rep starveReport
-	inChild(t, ns, childArgs{Mode: "starve", Host: "silent.test", N: n}, &rep)
-	t.Logf("burst: %v; handed over %d; pool threads at most %d (cap %d), process threads %d -> at most %d",
-		rep.Outcomes, rep.Stats.HandedOver, rep.MaxPoolThreads, core.MaxResolverThreads(), rep.Baseline, rep.MaxThreads)
-	if rep.Stats.HandedOver != 0 {
-		t.Errorf("%d lookups handed over under %q", rep.Stats.HandedOver, "files dns mdns4")
-	}
-	if rep.Outcomes["released"]+rep.Outcomes["refused at the thread cap"] != n {
-		t.Errorf("the burst ended otherwise: %v", rep.Outcomes)
-	}
-	if rep.MaxPoolThreads > core.MaxResolverThreads() || rep.MaxThreads > 300 {
-		t.Errorf("%d getaddrinfo threads (cap %d), %d in the process", rep.MaxPoolThreads, core.MaxResolverThreads(), rep.MaxThreads)
+	for _, c := range []struct{ name, nsswitch, options string }{
+		{"mdns4 after dns", "hosts: files dns mdns4\n", ""},
+		{"no-aaaa", "hosts: files dns\n", " no-aaaa"},
+	} {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			ns, srv := testNamespace(t, resolvertest.Stack{})
+			srv.Set("*.silent.test", 0, testdns.Behaviour{Never: true})
+			if err := ns.WriteEtc("nsswitch.conf", c.nsswitch); err != nil {
+				t.Fatal(err)
+			}
+			if err := ns.WriteEtc("resolv.conf", "nameserver 127.0.0.1\noptions timeout:10 attempts:1"+c.options+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			const n = 400
+			var rep starveReport
+			inChild(t, ns, childArgs{Mode: "starve", Host: "silent.test", N: n}, &rep)
+			t.Logf("burst: %v; handed over %d; pool threads at most %d (cap %d), process threads %d -> at most %d",
+				rep.Outcomes, rep.Stats.HandedOver, rep.MaxPoolThreads, core.MaxResolverThreads(), rep.Baseline, rep.MaxThreads)
+			if rep.Stats.HandedOver != 0 {
+				t.Errorf("%d lookups handed over", rep.Stats.HandedOver)
+			}
+			if rep.Outcomes["released"]+rep.Outcomes["refused at the thread cap"] != n {
+				t.Errorf("the burst ended otherwise: %v", rep.Outcomes)
+			}
+			if rep.MaxPoolThreads > core.MaxResolverThreads() || rep.MaxThreads > 300 {
+				t.Errorf("%d getaddrinfo threads (cap %d), %d in the process", rep.MaxPoolThreads, core.MaxResolverThreads(), rep.MaxThreads)
+			}
+		})
 	}
 }
 
