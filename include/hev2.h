@@ -284,7 +284,11 @@ extern "C" {
  *        hev2_report, hev2_report_lookup, hev2_report_attempt: the
  *        establishment report of a recorded race;
  *        hev2_write_trace: a recorded race as a picture (SVG), qlog or a
- *        Chrome trace */
+ *        Chrome trace; the history (hev2_options.history and
+ *        history_lifetime_ms, hev2_set_history, hev2_clear_history)
+ *   1.4  hev2_stats_info.handover_at and lookups_handed_over: the system
+ *        resolver hands DNS names to the built-in client under a burst of
+ *        abandoned lookups (see "Capacity") */
 #define HEV2_VERSION_MAJOR 1
 #define HEV2_VERSION_MINOR 4
 #define HEV2_VERSION_PATCH 0

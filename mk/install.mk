@@ -1,16 +1,16 @@
-# install: the README's "Install" section, for what no other target checks.
+# install: docs/install.md, for what no other target checks.
 # (The gem: package-ruby; the wheel: package-python; make install with
 # pkg-config: test-capi-install.)
 TEST_TARGETS += test-go-module
 
 .PHONY: test-go-module
 
-# The Go module as the README tells a program to use it (the module is not
+# The Go module as docs/install.md tells a program to use it (the module is not
 # on the module proxy, so from a checkout, through a replace directive): a
 # scratch module holding examples/go-race builds against this tree and runs.
 # Offline: the dependencies come from the module cache (make deps fills it)
 # and are checked against this tree's go.sum.
-test-go-module: ## the README's Go module steps in a scratch module (replace => this tree), offline: build and run examples/go-race
+test-go-module: ## docs/install.md's Go module steps in a scratch module (replace => this tree), offline: build and run examples/go-race
 	@set -e; d=$$(mktemp -d); trap 'rm -rf $$d' EXIT; \
 	cp examples/go-race/main.go go.sum $$d/; cd $$d; \
 	$(GO) mod init example.com/app 2>/dev/null; \

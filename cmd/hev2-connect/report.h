@@ -6,8 +6,8 @@
 
 #include "hev2.h"
 
-/* Appends `,"report":{...}` (the --json field, documented in the top
- * README) for c, a done handle that recorded its events; eai_text names a
+/* Appends `,"report":{...}` (the --json field, documented in
+ * docs/traces.md) for c, a done handle that recorded its events; eai_text names a
  * getaddrinfo code ("" for 0). Returns hev2_report's status: nothing is
  * printed unless HEV2_OK. */
 int print_report_json(FILE *f, hev2_conn c, const char *(*eai_text)(int));
