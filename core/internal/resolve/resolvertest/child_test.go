@@ -44,6 +44,8 @@ type childArgs struct {
 	IdleMS      int
 	MaxThreads  int      // the resolver thread cap (0: the default)
 	Hosts       []string // names for the "hostsfile" mode
+	// ResolutionDelayMS sets the Dialer's Resolution Delay (0: RFC 8305's).
+	ResolutionDelayMS int
 }
 
 // lookupOutcome is one family's answer as the child saw it.
@@ -497,6 +499,7 @@ func childConnect(a childArgs) (any, error) {
 	if a.TimeoutMS > 0 {
 		d.OpenTimeout = time.Duration(a.TimeoutMS) * time.Millisecond
 	}
+	d.ResolutionDelay = time.Duration(a.ResolutionDelayMS) * time.Millisecond
 	res, err := d.Connect(context.Background(), a.Host, a.Port)
 	mu.Lock()
 	defer mu.Unlock()

@@ -230,9 +230,12 @@ func TestSystemFloodBoundsThreads(t *testing.T) {
 	if rep.MaxPoolThreads > threadCap || rep.MaxPoolThreads < bound {
 		t.Errorf("at most %d getaddrinfo threads alive at once, want between the bound %d and the cap %d", rep.MaxPoolThreads, bound, threadCap)
 	}
-	// The small constant: Ms the Go runtime adds under this load (about one
-	// per P, plus those in syscalls such as the sampler's), never given back.
-	slack := runtime.GOMAXPROCS(0) + 8
+	// The small constant: Ms the Go runtime adds under this load (one per
+	// P, plus one for each goroutine inside a cgo call or a system call at
+	// that moment, such as the sampler's and the submitting callers'),
+	// never given back; a loaded machine keeps more of them in calls at
+	// once. It does not grow with the number of lookups.
+	slack := runtime.GOMAXPROCS(0) + 32
 	if rep.MaxThreads > rep.Baseline+threadCap+slack {
 		t.Errorf("peak threads %d, baseline %d, cap %d", rep.MaxThreads, rep.Baseline, threadCap)
 	}
