@@ -6,15 +6,20 @@
 #   scenarios  the scenario suite with every client `make test` runs it with
 #              (Go system/builtin, hev2-connect --json x5, Python blocking and
 #              asyncio x system/builtin, the Ruby client on each of RUBIES)
-# e.g. make flake-check FLAKE_RUNS=3 FLAKE_PARTS="c scenarios" FLAKE_CLIENTS='^hev2-(go|c)$$'
+# FLAKE_GO_PACKAGES and FLAKE_CLIENTS (regexps) narrow the go and scenarios
+# parts to some packages (path in the module) and clients (hev2-go,
+# hev2-go-builtin, hev2-c[-waiter][-builtin], hev2-c-nameserver,
+# hev2-python[-asyncio][-builtin], hev2-ruby-VERSION), e.g.
+#   make flake-check FLAKE_RUNS=3 FLAKE_PARTS="go scenarios" FLAKE_GO_PACKAGES=^core FLAKE_CLIENTS='^hev2-(go|c)$$'
 # Logs of every run, the table and the failures' output: $(FLAKE_DIR).
 # FLAKE_HOG spinning processes (default: one per CPU; 0: no hog). Root (the
 # namespace tests, the suite). Exit status 1 when any run failed.
-FLAKE_RUNS    ?= 10
-FLAKE_PARTS   ?= go c scenarios
-FLAKE_CLIENTS ?=
-FLAKE_HOG     ?=
-FLAKE_DIR     := $(BUILD)/flake
+FLAKE_RUNS        ?= 10
+FLAKE_PARTS       ?= go c scenarios
+FLAKE_GO_PACKAGES ?=
+FLAKE_CLIENTS     ?=
+FLAKE_HOG         ?=
+FLAKE_DIR         := $(BUILD)/flake
 
 # Only what the chosen parts need is built (the Rubies only for scenarios).
 FLAKE_DEPS := capi \
@@ -27,4 +32,5 @@ flake-check: $(FLAKE_DEPS) ## FLAKE_RUNS (10) runs of the Go, C and scenario tes
 		--out $(FLAKE_DIR) --build $(BUILD) --go $(GO) \
 		--c-tests "$(CAPI_TESTS)" --c-dlopen "$(CAPI_DLOPEN_TESTS)" \
 		--rubies "$(RUBIES)" --ruby-ext-dir $(RUBY_EXT_DIR) \
+		$(if $(FLAKE_GO_PACKAGES),--go-packages '$(FLAKE_GO_PACKAGES)') \
 		$(if $(FLAKE_CLIENTS),--clients '$(FLAKE_CLIENTS)') $(if $(FLAKE_HOG),--hog $(FLAKE_HOG))

@@ -178,7 +178,7 @@ def short_pkg(pkg: str, module: str) -> str:
     return pkg[len(module) + 1:] if pkg.startswith(module + "/") else ("." if pkg == module else pkg)
 
 
-def parse_go_json(path: str, group: str, module: str, res: Results, suffix: str = "") -> None:
+def parse_go_json(path: str, module: str, res: Results, suffix: str = "") -> None:
     """Counts each test's and subtest's runs and failures in a go test -json stream.
 
     A test that started and never ended (its package crashed or timed out)
@@ -267,6 +267,9 @@ def go_groups(a: argparse.Namespace) -> Tuple[str, List[str], List[Tuple[str, Li
     """(module, every package with tests, the go test runs: name, flags, packages, row suffix)."""
     module = subprocess.run([a.go, "list", "-m"], check=True, capture_output=True, text=True).stdout.strip()
     pkgs = go_packages(a.go)
+    if a.go_packages:
+        sel = re.compile(a.go_packages)
+        pkgs = [p for p in pkgs if sel.search(short_pkg(p, module))]
     resolvertest = module + "/core/internal/resolve/resolvertest"
     rest = [p for p in pkgs if p != resolvertest]
     rt = [resolvertest] if resolvertest in pkgs else []
@@ -313,7 +316,7 @@ def part_go(a: argparse.Namespace, res: Results) -> None:
         total += secs
         write_go_text(jpath, os.path.join(d, group + ".log"))
         before = sum(r.failures for r in res.rows.values())
-        parse_go_json(jpath, group, module, res, suffix)
+        parse_go_json(jpath, module, res, suffix)
         failed = sum(r.failures for r in res.rows.values()) - before
         if rc != 0 and failed == 0:
             res.record("go", "(go test %s)" % group, False, jpath)
@@ -531,6 +534,7 @@ def main() -> int:
     ap.add_argument("--suite-timeout", type=float, default=900, help="seconds per suite run")
     ap.add_argument("--rubies", default="/usr/bin/ruby")
     ap.add_argument("--ruby-ext-dir", default="build/ruby-ext")
+    ap.add_argument("--go-packages", default="", help="regexp: only the Go packages whose path in the module matches")
     ap.add_argument("--clients", default="", help="regexp: only the scenario clients whose label matches")
     ap.add_argument("--hog", type=int, default=os.cpu_count() or 2, help="spinning processes (0: none)")
     a = ap.parse_args()
