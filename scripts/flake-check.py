@@ -14,12 +14,17 @@ passes the tree's settings (build directory, C test programs, Rubies). Parts:
              test-capi-plain runs it (the dlopen ones given the library).
   scenarios  `hev2-testbed suite` RUNS times for each client `make test` runs
              it with (mk/testbed.mk, mk/capi.mk, mk/python.mk, mk/ruby.mk),
-             each row's verdict read from the suite's table.
+             each row's verdict read from the suite's table (it has no JSON
+             output): its PASS/FAIL/UNSUP/EXCL lines, checked against its
+             count line and exit status, else the run counts as a failure of
+             "(suite run) x CLIENT".
 
 While they run, HOG processes (default: one per CPU) spin at the tests'
 priority. They are stopped on every way out (finally, SIGINT/SIGTERM/SIGHUP)
 and stop themselves if this script dies without cleaning up (they watch
-their parent).
+their parent). The Go test binaries are built before the hog starts, so
+the times printed (and their x10 estimates) are the tests'; the go part's
+estimate is an upper bound, its linking being counted in every run.
 
 Every run's log is kept under OUT (build/flake): go/<group>.json (the
 `go test -json` stream) and go/<group>.log (its text), c/<test>.<run>.log,
