@@ -19,17 +19,17 @@ type Machine struct {
 	start time.Duration
 
 	lookups [2]lookupState
-	// cands holds every distinct address known so far; order is cands in
-	// RFC 6724 order, interleaved by family, recomputed when addresses
-	// arrive so that late ones join in their sorted position.
-	cands []candidate
-	order []int
+	// endpoints holds every distinct destination known so far; order is
+	// endpoints in RFC 6724 order, interleaved by family, recomputed when
+	// destinations arrive so that late ones join in their sorted position.
+	endpoints []endpoint
+	order     []int
 	// What each attempt did (infos) and what the machine tracks of it
 	// (attempts), side by side by attempt id. infos is its own slice so
 	// that a decided race's Error and Result can use it as it is.
 	infos    []AttemptInfo
 	attempts []attemptState
-	// Counts of candidates not yet tried and attempts in flight; int32
+	// Counts of endpoints not yet tried and attempts in flight; int32
 	// side by side (a race has at most a few hundred addresses), so that
 	// the machine stays within its allocation size class.
 	untried  int32
@@ -65,12 +65,12 @@ type Machine struct {
 	// own: the drivers embed the machine in their own per-race object, and
 	// a connect then costs a few allocations instead of a dozen. A bigger
 	// race grows out of them as any slice does.
-	candBuf    [2]candidate
-	orderBuf   [2]int
-	infoBuf    [2]AttemptInfo
-	attemptBuf [2]attemptState
-	actBuf     [4]Action
-	literal    [1]netip.Addr // cfg.Literal as cfg.Static's one address
+	endpointBuf [2]endpoint
+	orderBuf    [2]int
+	infoBuf     [2]AttemptInfo
+	attemptBuf  [2]attemptState
+	actBuf      [4]Action
+	literal     [1]netip.Addr // cfg.Literal as cfg.Static's one address
 
 	// failure is the Error of a failed race, in the machine's own memory,
 	// its Attempts the machine's infos (which never change once the race
@@ -86,12 +86,6 @@ type Machine struct {
 type lookupState struct {
 	info    LookupInfo
 	pending bool
-}
-
-type candidate struct {
-	addr  netip.Addr
-	from  netip.Addr // the IPv4 address addr was synthesized from (NAT64)
-	tried bool
 }
 
 type attemptState struct {
@@ -117,7 +111,7 @@ func (m *Machine) Init(cfg MachineConfig) {
 		m.literal[0] = cfg.Literal
 		m.cfg.Static = m.literal[:]
 	}
-	m.cands = m.candBuf[:0]
+	m.endpoints = m.endpointBuf[:0]
 	m.order = m.orderBuf[:0]
 	m.infos = m.infoBuf[:0]
 	m.attempts = m.attemptBuf[:0]
@@ -136,7 +130,7 @@ func (m *Machine) Start(now time.Duration) []Action {
 		m.startNAT64(now)
 	}
 	if m.cfg.Static != nil {
-		m.admit(now, m.cfg.Static)
+		m.admit(now, m.cfg.Static, OriginStatic)
 	} else {
 		for _, f := range m.cfg.Families {
 			l := &m.lookups[FamilyIndex(f)]
@@ -233,7 +227,7 @@ func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, er
 	} else {
 		l.info.Addrs = addrs
 		m.trace(now, TraceEvent{Kind: TraceLookupAnswered, Family: f, Addrs: addrs})
-		m.admit(now, addrs)
+		m.admit(now, addrs, OriginDNS)
 	}
 	switch first := m.firstFamily(); {
 	case f == first:
@@ -354,22 +348,22 @@ func (m *Machine) maybeStartAttempt(now time.Duration) {
 }
 
 func (m *Machine) startAttempt(now time.Duration) {
-	var c *candidate
+	var e *endpoint
 	for _, i := range m.order {
-		if !m.cands[i].tried {
-			c = &m.cands[i]
+		if !m.endpoints[i].tried {
+			e = &m.endpoints[i]
 			break
 		}
 	}
-	c.tried = true
+	e.tried = true
 	m.untried--
 	id := len(m.attempts)
-	ap := netip.AddrPortFrom(c.addr, m.cfg.Port)
+	ap := e.addrPort()
 	a := attemptState{open: true}
 	if m.cfg.Serial && m.cfg.ConnectTimeout > 0 {
 		a.deadline = now + m.cfg.ConnectTimeout
 	}
-	m.infos = append(m.infos, AttemptInfo{Addr: ap, Start: now - m.start, SynthesizedFrom: c.from})
+	m.infos = append(m.infos, AttemptInfo{Addr: ap, Start: now - m.start, SynthesizedFrom: e.from})
 	m.attempts = append(m.attempts, a)
 	m.inflight++
 	m.lastStart = now
@@ -380,7 +374,7 @@ func (m *Machine) startAttempt(now time.Duration) {
 		m.connectAt = now + m.cfg.ConnectTimeout
 	}
 	m.emit(Action{Kind: ActionStartAttempt, Attempt: id, Addr: ap})
-	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap, From: c.from})
+	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap, From: e.from})
 }
 
 func (m *Machine) win(now time.Duration, id int) {
