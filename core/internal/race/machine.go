@@ -18,7 +18,7 @@ type Machine struct {
 	cfg   MachineConfig
 	start time.Duration
 
-	lookups [2]lookupState
+	lookups [NumQueryKinds]lookupState // by QueryKind.Index
 	// endpoints holds every distinct destination known so far; order is
 	// endpoints in RFC 6724 order, interleaved by family, recomputed when
 	// destinations arrive so that late ones join in their sorted position.
@@ -85,6 +85,7 @@ type Machine struct {
 
 type lookupState struct {
 	info    LookupInfo
+	query   QueryKind // zero until started
 	pending bool
 }
 
@@ -132,12 +133,12 @@ func (m *Machine) Start(now time.Duration) []Action {
 	if m.cfg.Static != nil {
 		m.admit(now, m.cfg.Static, OriginStatic)
 	} else {
-		for _, f := range m.cfg.Families {
-			l := &m.lookups[FamilyIndex(f)]
-			l.pending = true
-			l.info = LookupInfo{Family: f, Started: true}
-			m.emit(Action{Kind: ActionStartLookup, Family: f})
-			m.trace(now, TraceEvent{Kind: TraceLookupStarted, Family: f})
+		for _, q := range m.cfg.Queries {
+			l := &m.lookups[q.Index()]
+			l.query, l.pending = q, true
+			l.info = LookupInfo{Family: q.Family(), Started: true}
+			m.emit(Action{Kind: ActionStartLookup, Query: q})
+			m.trace(now, TraceEvent{Kind: TraceLookupStarted, Family: q.Family()})
 		}
 	}
 	m.evaluate(now)
@@ -164,9 +165,10 @@ func (m *Machine) Host() string { return m.cfg.Host }
 // Done reports whether the race is over.
 func (m *Machine) Done() bool { return m.done }
 
-// Lookups returns what each family's lookup did (AAAA, then A).
+// Lookups returns what each family's lookup did (AAAA, then A), as
+// Result.Lookups and the C ABI count them.
 func (m *Machine) Lookups() [2]LookupInfo {
-	return [2]LookupInfo{m.lookups[0].info, m.lookups[1].info}
+	return [2]LookupInfo{m.lookups[QueryAAAA.Index()].info, m.lookups[QueryA.Index()].info}
 }
 
 // History is what history decided for the race (its input).
@@ -194,7 +196,7 @@ func (m *Machine) AppendAttempts(dst []AttemptInfo) []AttemptInfo {
 func (m *Machine) apply(now time.Duration, ev *Event) {
 	switch ev.Kind {
 	case EventLookupDone:
-		m.lookupDone(now, ev.Family, ev.Addrs, ev.Err)
+		m.lookupDone(now, ev.Query, ev.Addrs, ev.Err)
 	case EventAttemptDone:
 		m.attemptDone(now, ev.Attempt, ev.Err)
 	case EventPrefix64:
@@ -208,12 +210,18 @@ func (m *Machine) apply(now time.Duration, ev *Event) {
 	}
 }
 
-func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, err error) {
-	l := &m.lookups[FamilyIndex(f)]
+func (m *Machine) lookupDone(now time.Duration, q QueryKind, addrs []netip.Addr, err error) {
+	if !q.Valid() {
+		return // names no lookup of the race
+	}
+	l := &m.lookups[q.Index()]
 	if !l.pending || m.done {
 		return // canceled or timed out earlier: the answer is no longer wanted
 	}
 	l.pending = false
+	// The family of q's addresses: what the answer is filtered to, and
+	// what the trace, the reports and the C ABI know the lookup by.
+	f := q.Family()
 	l.info.Done = true
 	l.info.Elapsed = now - m.start
 	addrs = addrsOfFamily(addrs, f)
@@ -232,7 +240,7 @@ func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, er
 	switch first := m.firstFamily(); {
 	case f == first:
 		m.rdActive = false
-	case err == nil && m.lookups[FamilyIndex(first)].pending && !m.cfg.Serial && len(m.attempts) == 0:
+	case err == nil && m.lookups[QueryFor(first).Index()].pending && !m.cfg.Serial && len(m.attempts) == 0:
 		// RFC 8305 §3: A answered first; give AAAA a moment (or, when
 		// history puts IPv4 first, AAAA answered first: give A one).
 		m.rdActive = true
@@ -298,7 +306,7 @@ func (m *Machine) checkTimeouts(now time.Duration) bool {
 				l.pending = false
 				l.info.Err = terr
 				m.lastResolveErr = terr
-				m.emit(Action{Kind: ActionCancelLookup, Family: l.info.Family})
+				m.emit(Action{Kind: ActionCancelLookup, Query: l.query})
 				m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
 			}
 		}
@@ -419,7 +427,7 @@ func (m *Machine) finish(now time.Duration) {
 	for i := range m.lookups {
 		if l := &m.lookups[i]; l.pending {
 			l.pending = false
-			m.emit(Action{Kind: ActionCancelLookup, Family: l.info.Family})
+			m.emit(Action{Kind: ActionCancelLookup, Query: l.query})
 			m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
 		}
 	}
@@ -446,7 +454,14 @@ func (m *Machine) closeAttempt(now time.Duration, id int, err error) {
 	m.emit(Action{Kind: ActionCloseAttempt, Attempt: id, Addr: a.Addr})
 }
 
-func (m *Machine) lookupPending() bool { return m.lookups[0].pending || m.lookups[1].pending }
+func (m *Machine) lookupPending() bool {
+	for i := range m.lookups {
+		if m.lookups[i].pending {
+			return true
+		}
+	}
+	return false
+}
 
 // resolving: a lookup is pending, or a name's race awaits NAT64 discovery
 // (part of its resolution; a literal's wait is bounded by discovery's own
