@@ -76,9 +76,9 @@ func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error
 			return cfg, noStaticAddress(host, port, want, code)
 		}
 	} else if want == FamilyUnspec {
-		cfg.Families = race.LookupFamilies[:]
+		cfg.Queries = race.AddressQueries[:]
 	} else {
-		cfg.Families = []Family{want}
+		cfg.Queries = []race.QueryKind{race.QueryFor(want)}
 	}
 	d.applyHistory(&cfg)
 	return cfg, nil

@@ -80,7 +80,7 @@ func familiesOf(cfg *race.MachineConfig) int {
 		return 1
 	}
 	if cfg.Static == nil {
-		return len(cfg.Families)
+		return len(cfg.Queries) // each an address query: one family's
 	}
 	var seen [2]bool
 	for _, a := range cfg.Static {

@@ -58,7 +58,7 @@ func (w *world) connect(network uint64, host string) raceOutcome {
 	w.t.Helper()
 	in := w.store.Decide(network, host, 2, &w.policy)
 	cfg := race.MachineConfig{
-		Host: host, Port: 443, Families: race.LookupFamilies[:],
+		Host: host, Port: 443, Queries: race.AddressQueries[:],
 		ResolutionDelay:         race.DefaultResolutionDelay,
 		ConnectionAttemptDelay:  race.DefaultConnectionAttemptDelay,
 		FirstAddressFamilyCount: 1,
@@ -81,8 +81,8 @@ func (w *world) connect(network uint64, host string) raceOutcome {
 	timer := time.Duration(-1)
 	acts := m.Start(0)
 	events := []race.Event{
-		{Kind: race.EventLookupDone, Family: race.IPv6, Addrs: []netip.Addr{v6}},
-		{Kind: race.EventLookupDone, Family: race.IPv4, Addrs: []netip.Addr{v4}},
+		{Kind: race.EventLookupDone, Query: race.QueryAAAA, Addrs: []netip.Addr{v6}},
+		{Kind: race.EventLookupDone, Query: race.QueryA, Addrs: []netip.Addr{v4}},
 	}
 	for steps := 0; ; steps++ {
 		if steps > 100 {

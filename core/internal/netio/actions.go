@@ -15,8 +15,8 @@ import (
 // discovery's outcome come back to it, and how it keeps its timer. The
 // cancels come with waits, which every driver embeds.
 type driver interface {
-	startLookup(f race.Family)
-	cancelLookup(f race.Family)
+	startLookup(q race.QueryKind)
+	cancelLookup(q race.QueryKind)
 	startAttempt(id int, addr netip.AddrPort)
 	closeAttempt(id int)
 	armTimer(at time.Duration)
@@ -31,9 +31,9 @@ func perform(d driver, acts []race.Action) (done race.Action, decided bool) {
 	for _, a := range acts {
 		switch a.Kind {
 		case race.ActionStartLookup:
-			d.startLookup(a.Family)
+			d.startLookup(a.Query)
 		case race.ActionCancelLookup:
-			d.cancelLookup(a.Family)
+			d.cancelLookup(a.Query)
 		case race.ActionStartAttempt:
 			d.startAttempt(a.Attempt, a.Addr)
 		case race.ActionCloseAttempt:
@@ -54,13 +54,13 @@ func perform(d driver, acts []race.Action) (done race.Action, decided bool) {
 // waits holds what a race waits for from other goroutines: its lookups
 // and the NAT64 discovery, each with the func that stops its delivery.
 type waits struct {
-	lookups [2]func()
+	lookups [race.NumQueryKinds]func() // by QueryKind.Index
 	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
 	prefixCancel func()
 }
 
-func (w *waits) cancelLookup(f race.Family) {
-	if cancel := w.lookups[race.FamilyIndex(f)]; cancel != nil {
+func (w *waits) cancelLookup(q race.QueryKind) {
+	if cancel := w.lookups[q.Index()]; cancel != nil {
 		cancel()
 	}
 }

@@ -102,11 +102,11 @@ func cancelLookups[F ~func()](cancels []F) {
 // lookupOnGoroutine runs a resolver that may block (any but the system
 // resolver's asynchronous path) on a goroutine of its own and hands its
 // answer to deliver; the returned func cancels it.
-func lookupOnGoroutine(res Resolver, host string, f race.Family, deliver func(race.Event)) func() {
+func lookupOnGoroutine(res Resolver, host string, q race.QueryKind, deliver func(race.Event)) func() {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		addrs, err := res.LookupFamily(ctx, host, f)
-		deliver(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+		addrs, err := res.LookupFamily(ctx, host, q.Family())
+		deliver(race.Event{Kind: race.EventLookupDone, Query: q, Addrs: addrs, Err: err})
 	}()
 	return cancel
 }

@@ -494,7 +494,7 @@ func (r *Driven) awaitPrefix64() {
 	r.prefixCancel = awaitPrefix64(&r.params, r.post)
 }
 
-func (r *Driven) startLookup(f race.Family) {
+func (r *Driven) startLookup(q race.QueryKind) {
 	r.escaped = true // the lookup's delivery holds r
 	if sys, ok := r.params.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine: the getaddrinfo thread wakes this race's
@@ -502,12 +502,12 @@ func (r *Driven) startLookup(f race.Family) {
 		if r.gai == nil {
 			r.gai = resolve.NewWaker()
 		}
-		r.lookups[race.FamilyIndex(f)] = sys.LookupFamilyAsync(r.m.Host(), f, r.gai, func(addrs []netip.Addr, err error) {
-			r.post(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+		r.lookups[q.Index()] = sys.LookupFamilyAsync(r.m.Host(), q.Family(), r.gai, func(addrs []netip.Addr, err error) {
+			r.post(race.Event{Kind: race.EventLookupDone, Query: q, Addrs: addrs, Err: err})
 		})
 		return
 	}
-	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), f, r.post)
+	r.lookups[q.Index()] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), q, r.post)
 }
 
 func (r *Driven) startAttempt(id int, addr netip.AddrPort) {

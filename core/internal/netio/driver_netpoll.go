@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -96,9 +97,9 @@ type netpollRace struct {
 
 	ctx context.Context // DialConn's, while it runs
 	waits
-	lookupOut [2]bool // a lookup whose answer the race still waits for
-	prefixOut bool    // the NAT64 discovery's outcome is still awaited
-	box       *inbox  // lookup answers; made with the first lookup
+	lookupOut [race.NumQueryKinds]bool // a lookup whose answer the race still waits for
+	prefixOut bool                     // the NAT64 discovery's outcome is still awaited
+	box       *inbox                   // lookup answers; made with the first lookup
 	results   chan attemptOutcome
 	attempts  []npAttempt
 	queued    []int // attempts the machine started this turn, not yet dialing
@@ -186,7 +187,7 @@ func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, erro
 			for _, ev := range batch {
 				switch ev.Kind {
 				case race.EventLookupDone:
-					r.lookupOut[race.FamilyIndex(ev.Family)] = false
+					r.lookupOut[ev.Query.Index()] = false
 				case race.EventPrefix64:
 					r.prefixOut = false
 				}
@@ -251,9 +252,9 @@ func (r *netpollRace) startAttempt(id int, addr netip.AddrPort) {
 	r.queued = append(r.queued, id)
 }
 
-func (r *netpollRace) cancelLookup(f race.Family) {
-	r.lookupOut[race.FamilyIndex(f)] = false
-	r.waits.cancelLookup(f)
+func (r *netpollRace) cancelLookup(q race.QueryKind) {
+	r.lookupOut[q.Index()] = false
+	r.waits.cancelLookup(q)
 }
 
 func (r *netpollRace) awaitPrefix64() {
@@ -316,7 +317,7 @@ func (r *netpollRace) launch(ctx context.Context) {
 // quiet reports whether nothing but an attempt could move the race on: no
 // lookup answer awaited, no timer, no attempt in flight.
 func (r *netpollRace) quiet() bool {
-	if r.live > 0 || r.timerAt >= 0 || r.lookupOut[0] || r.lookupOut[1] || r.prefixOut || len(r.pending) > 0 {
+	if r.live > 0 || r.timerAt >= 0 || slices.Contains(r.lookupOut[:], true) || r.prefixOut || len(r.pending) > 0 {
 		return false
 	}
 	for i := range r.attempts {
@@ -360,18 +361,18 @@ func attemptError(err error, local netip.AddrPort) error {
 	return err
 }
 
-func (r *netpollRace) startLookup(f race.Family) {
+func (r *netpollRace) startLookup(q race.QueryKind) {
 	if r.box == nil {
 		r.box = newInbox()
 	}
 	lctx, cancel := context.WithCancel(r.ctx)
-	i := race.FamilyIndex(f)
+	i := q.Index()
 	r.lookups[i] = cancel
 	r.lookupOut[i] = true
 	res, host, box := r.p.Resolver, r.m.Host(), r.box
 	go func() {
-		addrs, err := res.LookupFamily(lctx, host, f)
-		box.push(race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err})
+		addrs, err := res.LookupFamily(lctx, host, q.Family())
+		box.push(race.Event{Kind: race.EventLookupDone, Query: q, Addrs: addrs, Err: err})
 	}()
 }
 

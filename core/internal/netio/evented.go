@@ -233,7 +233,7 @@ func (r *Evented) awaitPrefix64() {
 	r.prefixCancel = awaitPrefix64(&r.params, r.step)
 }
 
-func (r *Evented) startLookup(f race.Family) {
+func (r *Evented) startLookup(q race.QueryKind) {
 	r.escaped = true // the lookup's delivery holds r
 	if sys, ok := r.params.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine per lookup: the resolver's delivery steps the race.
@@ -246,8 +246,8 @@ func (r *Evented) startLookup(f race.Family) {
 			early  []race.Event
 		}
 		call.inside = true
-		cancel := sys.LookupFamilyAsync(r.m.Host(), f, nil, func(addrs []netip.Addr, err error) {
-			ev := race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs, Err: err}
+		cancel := sys.LookupFamilyAsync(r.m.Host(), q.Family(), nil, func(addrs []netip.Addr, err error) {
+			ev := race.Event{Kind: race.EventLookupDone, Query: q, Addrs: addrs, Err: err}
 			call.Lock()
 			if call.inside {
 				call.early = append(call.early, ev)
@@ -261,10 +261,10 @@ func (r *Evented) startLookup(f race.Family) {
 		call.inside = false
 		r.pending = append(r.pending, call.early...)
 		call.Unlock()
-		r.lookups[race.FamilyIndex(f)] = cancel
+		r.lookups[q.Index()] = cancel
 		return
 	}
-	r.lookups[race.FamilyIndex(f)] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), f, r.step)
+	r.lookups[q.Index()] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), q, r.step)
 }
 
 func (r *Evented) startAttempt(id int, addr netip.AddrPort) {

@@ -53,7 +53,7 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 		t.Fatal("a won literal race nobody else holds was not recycled")
 	}
 
-	named := race.MachineConfig{Host: "name.test", Port: port, Families: []race.Family{race.IPv6, race.IPv4}}
+	named := race.MachineConfig{Host: "name.test", Port: port, Queries: []race.QueryKind{race.QueryAAAA, race.QueryA}}
 	r = Start(named, Params{Resolver: answerResolver{netip.MustParseAddr("127.0.0.1")}}, nil)
 	if !r.Drive(time.Now().Add(5 * time.Second)) {
 		t.Fatal("undecided")

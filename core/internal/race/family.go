@@ -22,12 +22,7 @@ func (f Family) String() string {
 }
 
 // QueryType is the DNS record type that resolves f, as traces print it.
-func (f Family) QueryType() string {
-	if f == IPv6 {
-		return "AAAA"
-	}
-	return "A"
-}
+func (f Family) QueryType() string { return QueryFor(f).String() }
 
 // FamilyOf reports the family of a (IPv4-mapped IPv6 addresses count as IPv4).
 func FamilyOf(a netip.Addr) Family {

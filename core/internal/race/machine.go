@@ -18,18 +18,18 @@ type Machine struct {
 	cfg   MachineConfig
 	start time.Duration
 
-	lookups [2]lookupState
-	// cands holds every distinct address known so far; order is cands in
-	// RFC 6724 order, interleaved by family, recomputed when addresses
-	// arrive so that late ones join in their sorted position.
-	cands []candidate
-	order []int
+	lookups [NumQueryKinds]lookupState // by QueryKind.Index
+	// endpoints holds every distinct destination known so far; order is
+	// endpoints in RFC 6724 order, interleaved by family, recomputed when
+	// destinations arrive so that late ones join in their sorted position.
+	endpoints []endpoint
+	order     []int
 	// What each attempt did (infos) and what the machine tracks of it
 	// (attempts), side by side by attempt id. infos is its own slice so
 	// that a decided race's Error and Result can use it as it is.
 	infos    []AttemptInfo
 	attempts []attemptState
-	// Counts of candidates not yet tried and attempts in flight; int32
+	// Counts of endpoints not yet tried and attempts in flight; int32
 	// side by side (a race has at most a few hundred addresses), so that
 	// the machine stays within its allocation size class.
 	untried  int32
@@ -65,12 +65,12 @@ type Machine struct {
 	// own: the drivers embed the machine in their own per-race object, and
 	// a connect then costs a few allocations instead of a dozen. A bigger
 	// race grows out of them as any slice does.
-	candBuf    [2]candidate
-	orderBuf   [2]int
-	infoBuf    [2]AttemptInfo
-	attemptBuf [2]attemptState
-	actBuf     [4]Action
-	literal    [1]netip.Addr // cfg.Literal as cfg.Static's one address
+	endpointBuf [2]endpoint
+	orderBuf    [2]int
+	infoBuf     [2]AttemptInfo
+	attemptBuf  [2]attemptState
+	actBuf      [4]Action
+	literal     [1]netip.Addr // cfg.Literal as cfg.Static's one address
 
 	// failure is the Error of a failed race, in the machine's own memory,
 	// its Attempts the machine's infos (which never change once the race
@@ -85,13 +85,8 @@ type Machine struct {
 
 type lookupState struct {
 	info    LookupInfo
+	query   QueryKind // zero until started
 	pending bool
-}
-
-type candidate struct {
-	addr  netip.Addr
-	from  netip.Addr // the IPv4 address addr was synthesized from (NAT64)
-	tried bool
 }
 
 type attemptState struct {
@@ -117,7 +112,7 @@ func (m *Machine) Init(cfg MachineConfig) {
 		m.literal[0] = cfg.Literal
 		m.cfg.Static = m.literal[:]
 	}
-	m.cands = m.candBuf[:0]
+	m.endpoints = m.endpointBuf[:0]
 	m.order = m.orderBuf[:0]
 	m.infos = m.infoBuf[:0]
 	m.attempts = m.attemptBuf[:0]
@@ -136,14 +131,14 @@ func (m *Machine) Start(now time.Duration) []Action {
 		m.startNAT64(now)
 	}
 	if m.cfg.Static != nil {
-		m.admit(now, m.cfg.Static)
+		m.admit(now, m.cfg.Static, OriginStatic)
 	} else {
-		for _, f := range m.cfg.Families {
-			l := &m.lookups[FamilyIndex(f)]
-			l.pending = true
-			l.info = LookupInfo{Family: f, Started: true}
-			m.emit(Action{Kind: ActionStartLookup, Family: f})
-			m.trace(now, TraceEvent{Kind: TraceLookupStarted, Family: f})
+		for _, q := range m.cfg.Queries {
+			l := &m.lookups[q.Index()]
+			l.query, l.pending = q, true
+			l.info = LookupInfo{Family: q.Family(), Started: true}
+			m.emit(Action{Kind: ActionStartLookup, Query: q})
+			m.trace(now, TraceEvent{Kind: TraceLookupStarted, Family: q.Family()})
 		}
 	}
 	m.evaluate(now)
@@ -170,9 +165,10 @@ func (m *Machine) Host() string { return m.cfg.Host }
 // Done reports whether the race is over.
 func (m *Machine) Done() bool { return m.done }
 
-// Lookups returns what each family's lookup did (AAAA, then A).
+// Lookups returns what each family's lookup did (AAAA, then A), as
+// Result.Lookups and the C ABI count them.
 func (m *Machine) Lookups() [2]LookupInfo {
-	return [2]LookupInfo{m.lookups[0].info, m.lookups[1].info}
+	return [2]LookupInfo{m.lookups[QueryAAAA.Index()].info, m.lookups[QueryA.Index()].info}
 }
 
 // History is what history decided for the race (its input).
@@ -200,7 +196,7 @@ func (m *Machine) AppendAttempts(dst []AttemptInfo) []AttemptInfo {
 func (m *Machine) apply(now time.Duration, ev *Event) {
 	switch ev.Kind {
 	case EventLookupDone:
-		m.lookupDone(now, ev.Family, ev.Addrs, ev.Err)
+		m.lookupDone(now, ev.Query, ev.Addrs, ev.Err)
 	case EventAttemptDone:
 		m.attemptDone(now, ev.Attempt, ev.Err)
 	case EventPrefix64:
@@ -214,12 +210,18 @@ func (m *Machine) apply(now time.Duration, ev *Event) {
 	}
 }
 
-func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, err error) {
-	l := &m.lookups[FamilyIndex(f)]
+func (m *Machine) lookupDone(now time.Duration, q QueryKind, addrs []netip.Addr, err error) {
+	if !q.Valid() {
+		return // names no lookup of the race
+	}
+	l := &m.lookups[q.Index()]
 	if !l.pending || m.done {
 		return // canceled or timed out earlier: the answer is no longer wanted
 	}
 	l.pending = false
+	// The family of q's addresses: what the answer is filtered to, and
+	// what the trace, the reports and the C ABI know the lookup by.
+	f := q.Family()
 	l.info.Done = true
 	l.info.Elapsed = now - m.start
 	addrs = addrsOfFamily(addrs, f)
@@ -233,12 +235,12 @@ func (m *Machine) lookupDone(now time.Duration, f Family, addrs []netip.Addr, er
 	} else {
 		l.info.Addrs = addrs
 		m.trace(now, TraceEvent{Kind: TraceLookupAnswered, Family: f, Addrs: addrs})
-		m.admit(now, addrs)
+		m.admit(now, addrs, OriginDNS)
 	}
 	switch first := m.firstFamily(); {
 	case f == first:
 		m.rdActive = false
-	case err == nil && m.lookups[FamilyIndex(first)].pending && !m.cfg.Serial && len(m.attempts) == 0:
+	case err == nil && m.lookups[QueryFor(first).Index()].pending && !m.cfg.Serial && len(m.attempts) == 0:
 		// RFC 8305 §3: A answered first; give AAAA a moment (or, when
 		// history puts IPv4 first, AAAA answered first: give A one).
 		m.rdActive = true
@@ -304,7 +306,7 @@ func (m *Machine) checkTimeouts(now time.Duration) bool {
 				l.pending = false
 				l.info.Err = terr
 				m.lastResolveErr = terr
-				m.emit(Action{Kind: ActionCancelLookup, Family: l.info.Family})
+				m.emit(Action{Kind: ActionCancelLookup, Query: l.query})
 				m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
 			}
 		}
@@ -354,22 +356,22 @@ func (m *Machine) maybeStartAttempt(now time.Duration) {
 }
 
 func (m *Machine) startAttempt(now time.Duration) {
-	var c *candidate
+	var e *endpoint
 	for _, i := range m.order {
-		if !m.cands[i].tried {
-			c = &m.cands[i]
+		if !m.endpoints[i].tried {
+			e = &m.endpoints[i]
 			break
 		}
 	}
-	c.tried = true
+	e.tried = true
 	m.untried--
 	id := len(m.attempts)
-	ap := netip.AddrPortFrom(c.addr, m.cfg.Port)
+	ap := e.addrPort()
 	a := attemptState{open: true}
 	if m.cfg.Serial && m.cfg.ConnectTimeout > 0 {
 		a.deadline = now + m.cfg.ConnectTimeout
 	}
-	m.infos = append(m.infos, AttemptInfo{Addr: ap, Start: now - m.start, SynthesizedFrom: c.from})
+	m.infos = append(m.infos, AttemptInfo{Addr: ap, Start: now - m.start, SynthesizedFrom: e.from})
 	m.attempts = append(m.attempts, a)
 	m.inflight++
 	m.lastStart = now
@@ -380,7 +382,7 @@ func (m *Machine) startAttempt(now time.Duration) {
 		m.connectAt = now + m.cfg.ConnectTimeout
 	}
 	m.emit(Action{Kind: ActionStartAttempt, Attempt: id, Addr: ap})
-	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap, From: c.from})
+	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap, From: e.from})
 }
 
 func (m *Machine) win(now time.Duration, id int) {
@@ -425,7 +427,7 @@ func (m *Machine) finish(now time.Duration) {
 	for i := range m.lookups {
 		if l := &m.lookups[i]; l.pending {
 			l.pending = false
-			m.emit(Action{Kind: ActionCancelLookup, Family: l.info.Family})
+			m.emit(Action{Kind: ActionCancelLookup, Query: l.query})
 			m.trace(now, TraceEvent{Kind: TraceLookupCanceled, Family: l.info.Family})
 		}
 	}
@@ -452,7 +454,14 @@ func (m *Machine) closeAttempt(now time.Duration, id int, err error) {
 	m.emit(Action{Kind: ActionCloseAttempt, Attempt: id, Addr: a.Addr})
 }
 
-func (m *Machine) lookupPending() bool { return m.lookups[0].pending || m.lookups[1].pending }
+func (m *Machine) lookupPending() bool {
+	for i := range m.lookups {
+		if m.lookups[i].pending {
+			return true
+		}
+	}
+	return false
+}
 
 // resolving: a lookup is pending, or a name's race awaits NAT64 discovery
 // (part of its resolution; a literal's wait is bounded by discovery's own

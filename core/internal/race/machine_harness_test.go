@@ -31,7 +31,7 @@ func testConfig() MachineConfig {
 	return MachineConfig{
 		Host:                    "example.test",
 		Port:                    443,
-		Families:                LookupFamilies[:],
+		Queries:                 AddressQueries[:],
 		ResolutionDelay:         DefaultResolutionDelay,
 		ConnectionAttemptDelay:  DefaultConnectionAttemptDelay,
 		FirstAddressFamilyCount: 1,
@@ -60,11 +60,11 @@ func (h *harness) step(at int, evs ...Event) []Action { return clone(h.m.Step(ms
 func clone(a []Action) []Action { return append([]Action(nil), a...) }
 
 func answered(f Family, addrs ...netip.Addr) Event {
-	return Event{Kind: EventLookupDone, Family: f, Addrs: addrs}
+	return Event{Kind: EventLookupDone, Query: QueryFor(f), Addrs: addrs}
 }
 
 func lookupFailed(f Family, code int) Event {
-	return Event{Kind: EventLookupDone, Family: f, Err: &ResolveError{Host: "example.test", Family: f, Code: code}}
+	return Event{Kind: EventLookupDone, Query: QueryFor(f), Err: &ResolveError{Host: "example.test", Family: f, Code: code}}
 }
 
 func connected(id int) Event { return Event{Kind: EventAttemptDone, Attempt: id} }

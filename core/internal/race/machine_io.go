@@ -9,7 +9,7 @@ import (
 type EventKind uint8
 
 const (
-	// EventLookupDone: one family's lookup answered (Addrs) or failed (Err).
+	// EventLookupDone: lookup Query answered (Addrs) or failed (Err).
 	EventLookupDone EventKind = iota + 1
 	// EventAttemptDone: attempt Attempt connected (Err == nil) or failed.
 	EventAttemptDone
@@ -24,7 +24,7 @@ const (
 // every Step evaluates the deadlines against its "now".
 type Event struct {
 	Kind    EventKind
-	Family  Family
+	Query   QueryKind
 	Addrs   []netip.Addr
 	Attempt int
 	Err     error
@@ -36,9 +36,9 @@ type Event struct {
 type ActionKind uint8
 
 const (
-	// ActionStartLookup: resolve Family.
+	// ActionStartLookup: make lookup Query.
 	ActionStartLookup ActionKind = iota + 1
-	// ActionCancelLookup: the race no longer needs Family's answer.
+	// ActionCancelLookup: the race no longer needs Query's answer.
 	ActionCancelLookup
 	// ActionStartAttempt: connect attempt number Attempt to Addr.
 	ActionStartAttempt
@@ -60,7 +60,7 @@ const (
 // Action is something the driver must do for the race.
 type Action struct {
 	Kind    ActionKind
-	Family  Family
+	Query   QueryKind
 	Attempt int
 	Addr    netip.AddrPort
 	At      time.Duration
@@ -75,9 +75,10 @@ type MachineConfig struct {
 	// Serial: resolve every family, then one attempt at a time. (Beside
 	// Port, so that the two share a word of the machine.)
 	Serial bool
-	// Families to look up, in query order (AAAA first). Ignored if Static
-	// is set.
-	Families []Family
+	// Queries are the lookups to make, in query order (AAAA first): both
+	// address queries, or one for a race restricted to a family. Ignored
+	// if Static is set.
+	Queries []QueryKind
 	// Static, if non-nil, is the complete address list: no lookup is made
 	// (static host entries).
 	Static []netip.Addr

@@ -23,54 +23,41 @@ func (m *Machine) startNAT64(now time.Duration) {
 	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.nat.prefixes, Detail: n.Source})
 }
 
-// admit adds destinations to the race. Without NAT64 they go in as they
-// are. With it, an IPv4 destination is held while discovery runs, then
-// synthesized into the first prefix when RFC 6052 allows it (it stays
-// IPv4 otherwise, and fails as IPv4 does on a host without an IPv4 route).
-// An IPv6 destination that arrives while discovery runs (only on the first
-// connect on a network) waits for it at most the Resolution Delay: a DNS64
-// answer among them can only be sorted as IPv4 once the prefix is known,
-// and the discovery's answer comes from the same resolver, so it is
-// usually there first or within a round trip.
-func (m *Machine) admit(now time.Duration, addrs []netip.Addr) {
-	if m.cfg.NAT64 == nil {
-		m.addAddrs(addrs, nil)
-		return
-	}
-	out := make([]netip.Addr, 0, len(addrs))
-	from := make([]netip.Addr, 0, len(addrs))
-	for _, a := range addrs {
-		var v4 netip.Addr
-		if FamilyOf(a) == IPv4 {
-			a = a.Unmap()
-			if m.nat.wait {
-				m.nat.heldV4 = append(m.nat.heldV4, a)
-				continue
-			}
-			if len(m.nat.prefixes) > 0 && Synthesizable(a, m.nat.prefixes[0]) {
-				v4, a = a, Embed(m.nat.prefixes[0], a)
-				m.trace(now, TraceEvent{Kind: TraceSynthesized, Addr: netip.AddrPortFrom(a, m.cfg.Port), From: v4, Prefixes: m.nat.prefixes[:1]})
-			}
-		} else if m.nat.wait && !m.cfg.Serial {
-			if len(m.nat.heldV6) == 0 {
-				m.nat.heldV6Until = now + m.cfg.ResolutionDelay
-			}
-			m.nat.heldV6 = append(m.nat.heldV6, a)
-			continue
+// admitNAT64 is what NAT64 does to a destination as it arrives: false
+// when it holds it. An IPv4 destination is held while discovery runs,
+// then synthesized into the first prefix when RFC 6052 allows it (it
+// stays IPv4 otherwise, and fails as IPv4 does on a host without an IPv4
+// route). An IPv6 destination that arrives while discovery runs (only on
+// the first connect on a network) waits for it at most the Resolution
+// Delay: a DNS64 answer among them can only be sorted as IPv4 once the
+// prefix is known, and the discovery's answer comes from the same
+// resolver, so it is usually there first or within a round trip.
+func (m *Machine) admitNAT64(now time.Duration, e *endpoint) bool {
+	if FamilyOf(e.addr) == IPv4 {
+		e.addr = e.addr.Unmap()
+		if m.nat.wait {
+			m.nat.heldV4 = append(m.nat.heldV4, *e)
+			return false
 		}
-		out = append(out, a)
-		from = append(from, v4)
+		if len(m.nat.prefixes) > 0 && Synthesizable(e.addr, m.nat.prefixes[0]) {
+			e.from, e.addr, e.origin = e.addr, Embed(m.nat.prefixes[0], e.addr), OriginSynthesized
+			m.trace(now, TraceEvent{Kind: TraceSynthesized, Addr: e.addrPort(), From: e.from, Prefixes: m.nat.prefixes[:1]})
+		}
+	} else if m.nat.wait && !m.cfg.Serial {
+		if len(m.nat.heldV6) == 0 {
+			m.nat.heldV6Until = now + m.cfg.ResolutionDelay
+		}
+		m.nat.heldV6 = append(m.nat.heldV6, *e)
+		return false
 	}
-	if len(out) > 0 {
-		m.addAddrs(out, from)
-	}
+	return true
 }
 
 // releaseHeldV6 lets the IPv6 destinations held for discovery race.
 func (m *Machine) releaseHeldV6() {
 	held := m.nat.heldV6
 	m.nat.heldV6 = nil
-	m.addAddrs(held, nil)
+	m.addAll(held)
 }
 
 // prefixDone ends the wait for discovery: the held IPv4 destinations are
@@ -85,8 +72,14 @@ func (m *Machine) prefixDone(now time.Duration, prefixes []netip.Prefix, err err
 	m.trace(now, TraceEvent{Kind: TraceNAT64Prefix, Prefixes: m.nat.prefixes, Err: err, Detail: "discovered"})
 	held := append(m.nat.heldV6, m.nat.heldV4...)
 	m.nat.heldV4, m.nat.heldV6 = nil, nil
-	m.admit(now, held)
-	if len(m.nat.prefixes) > 0 && len(m.cands) > 1 {
+	added := false
+	for _, e := range held {
+		added = m.admitOne(now, e) || added
+	}
+	if added {
+		m.reorder()
+	}
+	if len(m.nat.prefixes) > 0 && len(m.endpoints) > 1 {
 		m.reorder()
 	}
 }
@@ -115,10 +108,10 @@ func (m *Machine) NAT64Prefixes() []netip.Prefix { return m.nat64Prefixes() }
 type nat64State struct {
 	prefixes []netip.Prefix // in use (the first synthesizes)
 	wait     bool           // discovery still awaited
-	heldV4   []netip.Addr   // IPv4 destinations held until it ends
+	heldV4   []endpoint     // IPv4 destinations held until it ends
 	// IPv6 answers wait for discovery too, but only until heldV6Until
 	// (the Resolution Delay after the first of them): see admit.
-	heldV6      []netip.Addr
+	heldV6      []endpoint
 	heldV6Until time.Duration
 }
 

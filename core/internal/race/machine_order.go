@@ -1,43 +1,67 @@
 package race
 
-import "net/netip"
+import (
+	"net/netip"
+	"time"
+)
 
-// addAddrs adds the addresses not seen before and recomputes the order of
-// the whole list, so that late answers join in their sorted position while
-// what was already tried stays tried.
-// from, when not nil, gives for each address the IPv4 address it was
-// synthesized from (NAT64) or the zero Addr.
-func (m *Machine) addAddrs(addrs, from []netip.Addr) {
+// admit adds destinations of one origin to the race, each on the race's
+// port.
+func (m *Machine) admit(now time.Duration, addrs []netip.Addr, origin Origin) {
 	added := false
-	for i, a := range addrs {
-		if m.indexOf(a) < 0 {
-			c := candidate{addr: a}
-			if from != nil {
-				c.from = from[i]
-			}
-			m.cands = append(m.cands, c)
-			m.untried++
-			added = true
-		}
+	for _, a := range addrs {
+		added = m.admitOne(now, endpoint{addr: a, port: m.cfg.Port, origin: origin}) || added
 	}
 	if added {
 		m.reorder()
 	}
 }
 
-// reorder computes the order of every candidate: RFC 6724, then the
+// admitOne adds e, once NAT64 (when it applies) has held or synthesized
+// it (admitNAT64), and reports whether it did; the caller reorders.
+func (m *Machine) admitOne(now time.Duration, e endpoint) bool {
+	if m.cfg.NAT64 != nil && !m.admitNAT64(now, &e) {
+		return false
+	}
+	return m.add(e)
+}
+
+// addAll adds endpoints as they are (see add).
+func (m *Machine) addAll(eps []endpoint) {
+	added := false
+	for _, e := range eps {
+		added = m.add(e) || added
+	}
+	if added {
+		m.reorder()
+	}
+}
+
+// add adds e unless its address is known already, and reports whether it
+// did. The caller reorders, once for all it adds, so that late answers
+// join in their sorted position while what was already tried stays tried.
+func (m *Machine) add(e endpoint) bool {
+	if m.indexOf(e.addr) >= 0 {
+		return false
+	}
+	m.endpoints = append(m.endpoints, e)
+	m.untried++
+	return true
+}
+
+// reorder computes the order of every endpoint: RFC 6724, then the
 // interleave by family, both with addresses inside the NAT64 prefixes
 // counted as IPv4.
 func (m *Machine) reorder() {
-	if len(m.cands) == 1 {
+	if len(m.endpoints) == 1 {
 		// One address (an IP literal, a one-address name): nothing to
 		// sort or interleave.
 		m.order = append(m.order[:0], 0)
 		return
 	}
-	all := make([]netip.Addr, len(m.cands))
-	for i := range m.cands {
-		all[i] = m.cands[i].addr
+	all := make([]netip.Addr, len(m.endpoints))
+	for i := range m.endpoints {
+		all[i] = m.endpoints[i].addr
 	}
 	if len(all) > 1 && m.cfg.Sort != nil {
 		all = m.cfg.Sort(all, m.nat64Prefixes())
@@ -51,8 +75,8 @@ func (m *Machine) reorder() {
 }
 
 func (m *Machine) indexOf(a netip.Addr) int {
-	for i := range m.cands {
-		if m.cands[i].addr == a {
+	for i := range m.endpoints {
+		if m.endpoints[i].addr == a {
 			return i
 		}
 	}

@@ -10,8 +10,8 @@ import (
 func TestLookupsStartTogetherAAAAFirst(t *testing.T) {
 	h := newHarness(t, testConfig())
 	acts := h.start()
-	if len(acts) < 2 || acts[0].Kind != ActionStartLookup || acts[0].Family != IPv6 ||
-		acts[1].Kind != ActionStartLookup || acts[1].Family != IPv4 {
+	if len(acts) < 2 || acts[0].Kind != ActionStartLookup || acts[0].Query != QueryAAAA ||
+		acts[1].Kind != ActionStartLookup || acts[1].Query != QueryA {
 		t.Fatalf("want AAAA then A lookups at 0, got %+v", acts)
 	}
 	h.wantStarted(acts)
@@ -175,7 +175,7 @@ func TestWinnerCancelsPendingLookup(t *testing.T) {
 	h.wantWinner(acts, 0)
 	found := false
 	for _, a := range acts {
-		found = found || a.Kind == ActionCancelLookup && a.Family == IPv4
+		found = found || a.Kind == ActionCancelLookup && a.Query == QueryA
 	}
 	if !found {
 		t.Fatalf("pending A lookup not cancelled: %+v", acts)

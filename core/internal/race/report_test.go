@@ -95,7 +95,7 @@ func TestReportOfScriptedRaces(t *testing.T) {
 			Lookups:  [2]LookupReport{lookupRep(IPv6, LookupAnswered, 0, 30, v6a), lookupRep(IPv4, LookupAnswered, 0, 0, v4a)},
 			Attempts: []AttemptReport{attemptRep(v6a, 30, 35, AttemptConnected, nil)},
 		}},
-		{"only one family asked: IPv4 only", func(c *MachineConfig) { c.Families = []Family{IPv4} }, func(h *harness) {
+		{"only one family asked: IPv4 only", func(c *MachineConfig) { c.Queries = []QueryKind{QueryA} }, func(h *harness) {
 			h.start()
 			h.step(3, answered(IPv4, v4a))
 			h.step(4, connected(0))

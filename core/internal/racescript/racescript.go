@@ -44,7 +44,7 @@ func Config() race.MachineConfig {
 	return race.MachineConfig{
 		Host:                    Host,
 		Port:                    Port,
-		Families:                race.LookupFamilies[:],
+		Queries:                 race.AddressQueries[:],
 		ResolutionDelay:         race.DefaultResolutionDelay,
 		ConnectionAttemptDelay:  race.DefaultConnectionAttemptDelay,
 		FirstAddressFamilyCount: race.DefaultFirstAddressFamilyCount,
@@ -179,11 +179,11 @@ func long6(n byte) netip.Addr {
 func v4(last byte) netip.Addr { return netip.AddrFrom4([4]byte{198, 18, 0, last}) }
 
 func answered(f race.Family, addrs ...netip.Addr) race.Event {
-	return race.Event{Kind: race.EventLookupDone, Family: f, Addrs: addrs}
+	return race.Event{Kind: race.EventLookupDone, Query: race.QueryFor(f), Addrs: addrs}
 }
 
 func lookupFailed(f race.Family, code int) race.Event {
-	return race.Event{Kind: race.EventLookupDone, Family: f, Err: &race.ResolveError{Host: Host, Family: f, Code: code}}
+	return race.Event{Kind: race.EventLookupDone, Query: race.QueryFor(f), Err: &race.ResolveError{Host: Host, Family: f, Code: code}}
 }
 
 func connected(id int) race.Event { return race.Event{Kind: race.EventAttemptDone, Attempt: id} }
