@@ -37,9 +37,8 @@ ACCEPTOR = Thread.new do
     end
   end
 end
-REFUSE4 = Loopback.refusing("127.0.0.1")
-REFUSE_PORT = Loopback.port_of(REFUSE4)
-REFUSE6 = Loopback.bound_socket_on("::1", REFUSE_PORT)
+REFUSE_PORT, REFUSE4, REFUSE6 = Loopback.one_port(->(p) { Loopback.refusing("127.0.0.1", p) },
+                                                  ->(p) { Loopback.refusing("::1", p) })
 DROP4, FILL4 = Loopback.syn_dropping("127.0.0.1")
 DROP4_PORT = Loopback.port_of(DROP4)
 DROP6, FILL6 = Loopback.syn_dropping("::1")
