@@ -104,6 +104,21 @@ class TestArguments < Minitest::Test
     assert_raises(RangeError) { build(connect_timeout: Float::NAN) } # as Socket.tcp
   end
 
+  # A negative resolv_timeout as the running Ruby reads it (Arguments.resolv_timeout).
+  def test_a_negative_resolv_timeout_is_read_as_ruby_reads_it
+    assert_nil build("127.0.0.1", resolv_timeout: -1).resolv_timeout # nothing to resolve: connects
+    assert_nil build("::1", resolv_timeout: -Float::INFINITY).resolv_timeout
+    assert_nil build("h", resolv_timeout: -1, fast_fallback: false).resolv_timeout
+    if RUBY_VERSION >= "3.4" # Socket.tcp: a deadline already past; TCPSocket.new: rb_time_interval's error
+      assert_equal 0, build("h", resolv_timeout: -1).resolv_timeout
+      e = assert_raises(ArgumentError) { build("h", resolv_timeout: -1, klass: TCPSocket) }
+      assert_equal "time interval must not be negative", e.message
+    else # ignored, as 3.1's Socket.tcp and TCPSocket.new ignore it
+      assert_nil build("h", resolv_timeout: -1).resolv_timeout
+      assert_nil build("h", resolv_timeout: -1, klass: TCPSocket).resolv_timeout
+    end
+  end
+
   def test_milliseconds_keep_their_sign_and_saturate
     c = Hev2::Connector
     assert_equal 0, c.timeout_ms(nil)

@@ -184,6 +184,10 @@ CASES = [
   c("resolv_timeout String", NAME, BED_PORT, resolv_timeout: "1"),
   c("resolv_timeout negative literal", "127.0.0.1", LPORT, resolv_timeout: -1),
   c("resolv_timeout -Infinity literal", "127.0.0.1", LPORT, resolv_timeout: -Float::INFINITY),
+  c("resolv_timeout negative ::1", "::1", LPORT, resolv_timeout: -0.5),
+  c("resolv_timeout negative, never answered", "resolv-timeout.hev2.test", BED_PORT, resolv_timeout: -1),
+  c("resolv_timeout negative, fast_fallback false", NAME, BED_PORT, resolv_timeout: -1, fast_fallback: false,
+    newest: "ok"),
   # fast_fallback
   c("fast_fallback false", NAME, BED_PORT, fast_fallback: false, newest: "ok"),
   c("fast_fallback true", NAME, BED_PORT, fast_fallback: true, newest: "ok"),
