@@ -108,7 +108,11 @@ def test_cancelling_mid_race_closes_everything():
                 "hole.test", port, hosts={"hole.test": ["::1", "127.0.0.1"]}, connection_attempt_delay=0.05
             )
         )
-        await asyncio.sleep(0.2)  # both attempts are in flight now
+        # the race is running (polled: a fixed sleep may end before it
+        # starts on a loaded machine)
+        deadline = time.monotonic() + 10
+        while hev2.stats()["handles_running"] != 1 and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         assert hev2.stats()["handles_running"] == 1
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

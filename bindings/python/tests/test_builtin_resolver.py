@@ -65,7 +65,10 @@ def test_cancelling_a_pending_lookup_closes_its_sockets(dns):
     async def main():
         before = fd_count()
         task = asyncio.create_task(hev2.aio.open_connection("dead.test", 80, **builtin(dns)))
-        await asyncio.sleep(0.1)  # both queries sent, no answer coming
+        # both queries sent (the server saw them), no answer coming
+        deadline = time.monotonic() + 10
+        while not {("dead.test", "A"), ("dead.test", "AAAA")} <= set(dns.queries) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         assert hev2.stats()["handles_running"] == 1
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

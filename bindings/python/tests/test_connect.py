@@ -178,14 +178,21 @@ def test_capacity_cap_is_a_clear_error():
             with pytest.raises(TimeoutError):
                 hev2.create_connection(("127.0.0.1", port), open_timeout=0.5)
 
+        # No handle of an earlier test may still be running: it would take
+        # the one slot.
+        deadline = time.monotonic() + 10
+        while hev2.stats()["handles_running"] and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert hev2.stats()["handles_running"] == 0
         hev2.set_max_handles(1)
         try:
             t = threading.Thread(target=pending)
             t.start()
             started.wait()
-            deadline = time.monotonic() + 2
+            deadline = time.monotonic() + 10
             while hev2.stats()["handles_running"] < 1 and time.monotonic() < deadline:
                 time.sleep(0.005)
+            assert hev2.stats()["handles_running"] == 1
             with pytest.raises(hev2.CapacityError) as info:
                 hev2.create_connection(("127.0.0.1", port), open_timeout=0.5)
             assert isinstance(info.value, OSError) and "capacity" in str(info.value).lower()
