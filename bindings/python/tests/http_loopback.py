@@ -11,7 +11,7 @@ from typing import Iterator
 
 
 @contextmanager
-def http_server(host: str) -> Iterator[int]:
+def http_server(host: str, port: int = 0) -> Iterator[int]:
     class Server(http.server.ThreadingHTTPServer):
         address_family = socket.AF_INET6 if ":" in host else socket.AF_INET
         daemon_threads = True
@@ -29,7 +29,7 @@ def http_server(host: str) -> Iterator[int]:
         def log_message(self, *args: object) -> None:
             pass
 
-    server = Server((host, 0), Hello)
+    server = Server((host, port), Hello)
     t = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
     t.start()
     try:

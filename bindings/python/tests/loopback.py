@@ -9,10 +9,11 @@ behind a firewall that drops packets.
 
 from __future__ import annotations
 
+import errno
 import os
 import socket
-from contextlib import contextmanager
-from typing import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
+from typing import Callable, Iterator
 
 
 def family_of(host: str) -> socket.AddressFamily:
@@ -20,20 +21,21 @@ def family_of(host: str) -> socket.AddressFamily:
 
 
 @contextmanager
-def listener(host: str, backlog: int = 64) -> Iterator[int]:
-    """A listening port on host; connections complete in the kernel's queue."""
+def listener(host: str, backlog: int = 64, port: int = 0) -> Iterator[int]:
+    """A listening port on host (port 0: any); connections complete in the
+    kernel's queue."""
     with socket.socket(family_of(host), socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
+        s.bind((host, port))
         s.listen(backlog)
         yield s.getsockname()[1]
 
 
 @contextmanager
-def refusing(host: str) -> Iterator[int]:
+def refusing(host: str, port: int = 0) -> Iterator[int]:
     """A port bound on host with no listener: connect gets RST (ECONNREFUSED).
     Keeping it bound stops anything else from listening there meanwhile."""
     with socket.socket(family_of(host), socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
+        s.bind((host, port))
         yield s.getsockname()[1]
 
 
@@ -49,6 +51,33 @@ def blackhole(host: str, port: int = 0) -> Iterator[int]:
             yield port
         finally:
             filler.close()
+
+
+End = Callable[[int], AbstractContextManager[int]]
+
+
+@contextmanager
+def one_port(first: End, *others: End, tries: int = 100) -> Iterator[int]:
+    """Endpoints on one port number, typically one per address family
+    (``one_port(lambda p: blackhole("::1", p), lambda p: listener("127.0.0.1",
+    port=p))``): the first end is made on any free port, each other end on
+    that same number. A port free on one family may be held on another (by
+    another test's socket, or a TIME_WAIT of this machine's loopback
+    traffic): a bind refused with EADDRINUSE drops every end and starts
+    again with a new port, so the pair never depends on luck."""
+    for _ in range(tries):
+        with ExitStack() as ends:
+            port = ends.enter_context(first(0))
+            try:
+                for end in others:
+                    ends.enter_context(end(port))
+            except OSError as e:
+                if e.errno != errno.EADDRINUSE:
+                    raise
+                continue
+            yield port
+            return
+    raise RuntimeError(f"no port free on every family in {tries} tries")
 
 
 def fd_count() -> int:

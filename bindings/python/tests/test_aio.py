@@ -13,7 +13,7 @@ import pytest
 
 import hev2
 import hev2.aio
-from loopback import blackhole, fd_count, refusing
+from loopback import blackhole, fd_count, one_port, refusing
 
 
 def run(coro):
@@ -95,8 +95,9 @@ def test_other_tasks_keep_running_during_the_race():
     with blackhole("::1") as port:
         ticks, elapsed = run(main(port))
     assert elapsed >= 0.35
-    # A blocked loop would tick 0 times; a free one ~40 (gross bound).
-    assert ticks >= 10, ticks
+    # A loop blocked by the race ticks at most once (after it); a free one
+    # ~40 times, fewer on a loaded machine, where a 10 ms sleep may take 50.
+    assert ticks >= 3, ticks
 
 
 def test_cancelling_mid_race_closes_everything():
@@ -107,7 +108,11 @@ def test_cancelling_mid_race_closes_everything():
                 "hole.test", port, hosts={"hole.test": ["::1", "127.0.0.1"]}, connection_attempt_delay=0.05
             )
         )
-        await asyncio.sleep(0.2)  # both attempts are in flight now
+        # the race is running (polled: a fixed sleep may end before it
+        # starts on a loaded machine)
+        deadline = time.monotonic() + 10
+        while hev2.stats()["handles_running"] != 1 and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         assert hev2.stats()["handles_running"] == 1
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -119,15 +124,9 @@ def test_cancelling_mid_race_closes_everything():
             await asyncio.sleep(0.01)
         return before, fd_count(), hev2.stats()
 
-    with blackhole("::1") as port:
-        with socket.socket() as s4:  # 127.0.0.1 blackholed on the same port
-            s4.bind(("127.0.0.1", port))
-            s4.listen(0)
-            filler = socket.create_connection(("127.0.0.1", port))
-            try:
-                before, after, stats = run(main(port))
-            finally:
-                filler.close()
+    # ::1 and 127.0.0.1 blackholed on the same port
+    with one_port(lambda p: blackhole("::1", p), lambda p: blackhole("127.0.0.1", p)) as port:
+        before, after, stats = run(main(port))
     assert after == before
     assert stats["handles_live"] == 0 and stats["handles_running"] == 0
 

@@ -13,7 +13,7 @@ import pytest
 import hev2
 import hev2.aiohttp
 from http_loopback import http_server
-from loopback import blackhole, refusing
+from loopback import blackhole, one_port, refusing
 
 DUAL = {"dual.test": ["::1", "127.0.0.1"]}
 
@@ -31,7 +31,7 @@ def test_connector_races():
             async with s.get(f"http://dual.test:{port}/again") as r:
                 return first, await r.text()
 
-    with http_server("127.0.0.1") as port, blackhole("::1", port):
+    with one_port(lambda p: http_server("127.0.0.1", p), lambda p: blackhole("::1", p)) as port:
         before = created()
         assert asyncio.run(main()) == ("hello from 127.0.0.1", "hello from 127.0.0.1")
         assert created() == before + 1  # the second request reused the pooled connection

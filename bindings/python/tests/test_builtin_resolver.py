@@ -13,7 +13,7 @@ import pytest
 import hev2
 import hev2.aio
 from dns_server import DNSServer
-from loopback import fd_count, listener
+from loopback import fd_count, listener, one_port
 
 ZONE = {"both.test": {"A": ["127.0.0.1"], "AAAA": ["::1"]}, "noaaaa.test": {"A": ["127.0.0.1"]}}
 SILENT = [("noaaaa.test", "AAAA"), ("dead.test", "A"), ("dead.test", "AAAA")]
@@ -34,12 +34,10 @@ def test_names_resolve_and_ipv6_is_preferred():
     # has arrived: otherwise a fast ::1 may win before the A query is even
     # written, and the lookup is cancelled unsent), and ::1 wins.
     held = {("both.test", "AAAA"): ("both.test", "A")}
-    with DNSServer(ZONE, SILENT, held=held) as dns, listener("::1") as port:
-        with socket.socket() as l4:
-            l4.bind(("127.0.0.1", port))
-            l4.listen(8)
-            with hev2.create_connection(("both.test", port), **builtin(dns)) as s:
-                assert s.getpeername()[0] == "::1"
+    both = one_port(lambda p: listener("::1", port=p), lambda p: listener("127.0.0.1", port=p))
+    with DNSServer(ZONE, SILENT, held=held) as dns, both as port:
+        with hev2.create_connection(("both.test", port), **builtin(dns)) as s:
+            assert s.getpeername()[0] == "::1"
         assert ("both.test", "AAAA") in dns.queries and ("both.test", "A") in dns.queries
 
 
@@ -67,7 +65,10 @@ def test_cancelling_a_pending_lookup_closes_its_sockets(dns):
     async def main():
         before = fd_count()
         task = asyncio.create_task(hev2.aio.open_connection("dead.test", 80, **builtin(dns)))
-        await asyncio.sleep(0.1)  # both queries sent, no answer coming
+        # both queries sent (the server saw them), no answer coming
+        deadline = time.monotonic() + 10
+        while not {("dead.test", "A"), ("dead.test", "AAAA")} <= set(dns.queries) and time.monotonic() < deadline:
+            await asyncio.sleep(0.005)
         assert hev2.stats()["handles_running"] == 1
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

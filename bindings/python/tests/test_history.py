@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 import hev2
-from loopback import blackhole
+from loopback import blackhole, listener, one_port
 
 HOSTS = {"hole.test": ["::1", "127.0.0.1"]}
 
@@ -20,11 +20,8 @@ HOSTS = {"hole.test": ["::1", "127.0.0.1"]}
 def port() -> Iterator[int]:
     hev2.clear_history()
     hev2.set_history(True)
-    with blackhole("::1") as p:
-        with socket.socket() as s4:
-            s4.bind(("127.0.0.1", p))
-            s4.listen(16)
-            yield p
+    with one_port(lambda p: blackhole("::1", p), lambda p: listener("127.0.0.1", 16, p)) as p:
+        yield p
     hev2.set_history(False)  # as conftest.py leaves it for the other tests
     hev2.clear_history()
 

@@ -13,7 +13,7 @@ import pytest
 import hev2
 import hev2.httpx
 from http_loopback import http_server
-from loopback import blackhole, refusing
+from loopback import blackhole, one_port, refusing
 
 DUAL = {"dual.test": ["::1", "127.0.0.1"]}
 
@@ -23,7 +23,7 @@ def created():
 
 
 def test_blocking_transport_races():
-    with http_server("127.0.0.1") as port, blackhole("::1", port):
+    with one_port(lambda p: http_server("127.0.0.1", p), lambda p: blackhole("::1", p)) as port:
         before = created()
         with httpx.Client(transport=hev2.httpx.HTTPTransport(hosts=DUAL), trust_env=False) as c:
             assert c.get(f"http://dual.test:{port}/").text == "hello from 127.0.0.1"
@@ -39,7 +39,7 @@ def test_async_transport_races():
             s = r.extensions["network_stream"].get_extra_info("socket")
             return r.text, s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
 
-    with http_server("127.0.0.1") as port, blackhole("::1", port):
+    with one_port(lambda p: http_server("127.0.0.1", p), lambda p: blackhole("::1", p)) as port:
         before = created()
         text, nodelay = asyncio.run(main())
     assert text == "hello from 127.0.0.1"

@@ -15,7 +15,7 @@ import urllib3.util.connection
 import hev2
 from http_loopback import http_server
 from isolated import run_json
-from loopback import blackhole
+from loopback import blackhole, listener, one_port
 
 HOSTS = {"web.test": ["::1"]}
 
@@ -53,7 +53,7 @@ def test_the_race_happens_under_requests(installed):
     # a name only hev2 knows: the race (IPv4 after the Connection Attempt
     # Delay) made requests' connection. Its timing is judged on the test
     # bed (make test-python-clients).
-    with http_server("127.0.0.1") as port, blackhole("::1", port):
+    with one_port(lambda p: http_server("127.0.0.1", p), lambda p: blackhole("::1", p)) as port:
         hev2.install(hosts={"dual.test": ["::1", "127.0.0.1"]})
         before = created()
         with requests.Session() as s:

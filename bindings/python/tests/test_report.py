@@ -10,7 +10,7 @@ import socket
 import pytest
 
 import hev2
-from loopback import blackhole, listener, refusing
+from loopback import blackhole, listener, one_port, refusing
 
 
 def test_ipv6_refused_ipv4_wins() -> None:
@@ -33,7 +33,7 @@ def test_ipv6_refused_ipv4_wins() -> None:
 
 
 def test_ipv6_silent_first_to_connect() -> None:
-    with listener("127.0.0.1") as port, blackhole("::1", port):
+    with one_port(lambda p: listener("127.0.0.1", port=p), lambda p: blackhole("::1", p)) as port:
         with hev2.create_connection(
             ("dual.test", port), hosts={"dual.test": ["::1", "127.0.0.1"]}, connection_attempt_delay=0.02, report=True
         ) as s:

@@ -15,7 +15,7 @@ import pytest
 
 import hev2
 from hev2 import _abi, _connect, _handle, _options
-from loopback import blackhole, fd_count, listener, refusing
+from loopback import blackhole, fd_count, listener, one_port, refusing
 
 
 @pytest.fixture
@@ -119,20 +119,17 @@ def test_waiting_in_tiny_slices_loses_no_progress(monkeypatch):
     # attempt delay and IPv4 wins, whether waited in one go or in 1 ms
     # slices, each resuming where the last one stopped.
     monkeypatch.setattr(_connect, "WAIT_SLICE_MS", 1)
-    with blackhole("::1") as port:
-        with socket.socket() as l4:
-            l4.bind(("127.0.0.1", port))
-            l4.listen(16)
-            before = fd_count()
-            for _ in range(3):
-                with hev2.create_connection(
-                    ("slices.test", port),
-                    hosts={"slices.test": ["::1", "127.0.0.1"]},
-                    connection_attempt_delay=0.06,
-                ) as s:
-                    assert s.getpeername()[0] == "127.0.0.1"
-                l4.accept()[0].close()
-            assert fd_count() == before
+    # (the 3 connections wait in the listener's queue: they are no fd of ours)
+    with one_port(lambda p: blackhole("::1", p), lambda p: listener("127.0.0.1", 16, p)) as port:
+        before = fd_count()
+        for _ in range(3):
+            with hev2.create_connection(
+                ("slices.test", port),
+                hosts={"slices.test": ["::1", "127.0.0.1"]},
+                connection_attempt_delay=0.06,
+            ) as s:
+                assert s.getpeername()[0] == "127.0.0.1"
+        assert fd_count() == before
     assert hev2.stats()["handles_live"] == 0
 
 

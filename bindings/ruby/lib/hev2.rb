@@ -119,18 +119,19 @@ module Hev2
         Connector.connect(name, port, nil, klass)
       else
         req = Arguments.build(host, port, local_host, local_port, resolv_timeout,
-                              connect_timeout, open_timeout, fast_fallback, more)
+                              connect_timeout, open_timeout, fast_fallback, more, klass)
         Connector.connect(req.host, req.port, req, klass)
       end
     end
 
     private
 
-    # The common call (a host String, an Integer port, no option) skips the
-    # option struct entirely: hev2_connect gets NULL options.
+    # The common call (a host String, a port 1..65535, no option) skips the
+    # option struct entirely: hev2_connect gets NULL options. Any other
+    # port goes through Arguments.port_number, which answers as Ruby does.
     def plain?(host, port, local_host, local_port, resolv_timeout, connect_timeout,
                open_timeout, fast_fallback, more)
-      host.is_a?(String) && port.is_a?(Integer) &&
+      host.is_a?(String) && port.is_a?(Integer) && port.between?(1, 65_535) &&
         local_host.nil? && local_port.nil? && resolv_timeout.nil? && connect_timeout.nil? &&
         open_timeout.nil? && fast_fallback == true && more.empty?
     end

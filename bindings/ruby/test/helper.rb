@@ -9,6 +9,30 @@ require_relative "loopback"
 # test_history.rb, which turns it on around each of its tests.
 Hev2.history = false
 
+# Counts the connects of this process that reached their wait (Connector's
+# drive on the caller's thread, wait otherwise): from there on, the handle is
+# released by an ensure whatever is raised. A test that sends a signal waits
+# for this, not for a fixed time: Ruby cannot defer a signal's Interrupt
+# (Thread.handle_interrupt does not cover traps), and one raised between
+# hev2_connect and the wait would leave the handle to nobody.
+module WaitProbe
+  class << self
+    attr_accessor :entered
+  end
+  self.entered = 0
+
+  def drive(*)
+    WaitProbe.entered += 1
+    super
+  end
+
+  def wait(*)
+    WaitProbe.entered += 1
+    super
+  end
+end
+Hev2::Connector.singleton_class.prepend(WaitProbe)
+
 # Shared by the gem's tests.
 module Helper
   def monotonic
@@ -30,6 +54,14 @@ module Helper
       return false if monotonic > deadline
       sleep 0.01
     end
+  end
+
+  # Waits until more connections than `running` (Hev2.stats[:handles_running]
+  # taken before) are pending in the library: a thread's Hev2.tcp is then
+  # in its wait. In place of a fixed sleep, which a loaded machine may
+  # outlast before the thread even called hev2_connect.
+  def wait_until_pending(running)
+    assert eventually(10) { Hev2.stats[:handles_running] > running }, "no connection became pending"
   end
 
   # The library creates process-wide fds once: its epoll instance on the

@@ -11,9 +11,10 @@ class TestArguments < Minitest::Test
   include Helper
 
   def build(host = "example.test", port = 80, local_host = nil, local_port = nil,
-            resolv_timeout: nil, connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
+            resolv_timeout: nil, connect_timeout: nil, open_timeout: nil, fast_fallback: true,
+            klass: Socket, **more)
     Hev2::Arguments.build(host, port, local_host, local_port, resolv_timeout, connect_timeout,
-                          open_timeout, fast_fallback, more)
+                          open_timeout, fast_fallback, more, klass)
   end
 
   def test_defaults
@@ -36,6 +37,43 @@ class TestArguments < Minitest::Test
     e = assert_raises(SocketError) { build("h", "no-such-service-hev2") }
     assert_equal Socket::EAI_SERVICE, e.error_code
     assert_raises(TypeError) { build("h", 1.5) }
+    assert_raises(TypeError) { build("h", :http) }
+  end
+
+  # What getaddrinfo makes of a port Ruby hands it as a service: a negative
+  # C int is looked up as a service name (EAI_SERVICE), whitespace and a
+  # sign are strtoul's, "0x50" is no number; Ruby's own conversions raise
+  # first (TypeError beyond a Fixnum; RangeError beyond a C int in
+  # Socket.tcp's Addrinfo.getaddrinfo, which TCPSocket.new cuts instead).
+  def test_ports_as_getaddrinfo_reads_them
+    [-1, -2, "-1", "0x50", "80 ", (2**64).to_s].each do |p|
+      e = assert_raises(SocketError, p.inspect) { build("h", p) }
+      assert_equal Socket::EAI_SERVICE, e.error_code, p.inspect
+      assert_kind_of Socket::ResolutionError, e if defined?(Socket::ResolutionError)
+      assert_includes e.message, '"h" port'
+    end
+    assert_equal 80, build("h", " 80").port
+    assert_equal 80, build("h", "+80").port
+    assert_equal 80, build("h", "0080").port
+    assert_raises(TypeError) { build("h", 2**64) }
+    assert_raises(RangeError) { build("h", 2**32 + 80) }
+    e = assert_raises(ArgumentError) { build("h", 2**32 + 80, nil, nil, klass: TCPSocket) }
+    assert_match(/invalid port 4294967376: getaddrinfo would take it as port 80/, e.message)
+    # the local port, as Ruby binds it (0: any port)
+    assert_equal 0, build("h", 80, "127.0.0.1", "").local_port
+    e = assert_raises(SocketError) { build("h", 80, "127.0.0.1", -1) }
+    assert_equal Socket::EAI_SERVICE, e.error_code
+  end
+
+  # Where Ruby connects to another port than the one given (getaddrinfo
+  # cuts the number to 16 bits), hev2 raises an ArgumentError instead.
+  def test_ports_that_getaddrinfo_would_wrap_are_refused
+    [65_536 + 80, "65616", "4294967376", "-4294967216"].each do |p|
+      e = assert_raises(ArgumentError, p.inspect) { build("h", p) }
+      assert_match(/invalid port #{Regexp.escape(p.inspect)}: getaddrinfo would take it as port 80/, e.message)
+    end
+    e = assert_raises(ArgumentError) { build("h", 80, "127.0.0.1", 65_536 + 4000) }
+    assert_match(/invalid local_port 69536: getaddrinfo would take it as port 4000/, e.message)
   end
 
   def test_host_checks
@@ -64,6 +102,21 @@ class TestArguments < Minitest::Test
     assert_equal 0, build(connect_timeout: 0).connect_timeout
     assert_raises(TypeError) { build(connect_timeout: "1") }
     assert_raises(RangeError) { build(connect_timeout: Float::NAN) } # as Socket.tcp
+  end
+
+  # A negative resolv_timeout as the running Ruby reads it (Arguments.resolv_timeout).
+  def test_a_negative_resolv_timeout_is_read_as_ruby_reads_it
+    assert_nil build("127.0.0.1", resolv_timeout: -1).resolv_timeout # nothing to resolve: connects
+    assert_nil build("::1", resolv_timeout: -Float::INFINITY).resolv_timeout
+    assert_nil build("h", resolv_timeout: -1, fast_fallback: false).resolv_timeout
+    if RUBY_VERSION >= "3.4" # Socket.tcp: a deadline already past; TCPSocket.new: rb_time_interval's error
+      assert_equal 0, build("h", resolv_timeout: -1).resolv_timeout
+      e = assert_raises(ArgumentError) { build("h", resolv_timeout: -1, klass: TCPSocket) }
+      assert_equal "time interval must not be negative", e.message
+    else # ignored, as 3.1's Socket.tcp and TCPSocket.new ignore it
+      assert_nil build("h", resolv_timeout: -1).resolv_timeout
+      assert_nil build("h", resolv_timeout: -1, klass: TCPSocket).resolv_timeout
+    end
   end
 
   def test_milliseconds_keep_their_sign_and_saturate
@@ -98,13 +151,19 @@ class TestArguments < Minitest::Test
         e = assert_raises(ArgumentError, kw.inspect) { Hev2.tcp("127.0.0.1", port, **kw) }
         assert_match want, e.message, kw.inspect
       end
-      [0, 70_000, -1, nil, "", "65536", 2**64].each do |p|
+      # port 0 (nil and "" are no port: 0) is the library's refusal
+      [0, nil, ""].each do |p|
         e = assert_raises(ArgumentError, p.inspect) { Hev2.tcp("127.0.0.1", p) }
         assert_match(/invalid port/, e.message, p.inspect)
       end
+      # the plain path (an Integer port, no option) answers as the general one
+      e = assert_raises(SocketError) { Hev2.tcp("127.0.0.1", -1) }
+      assert_equal Socket::EAI_SERVICE, e.error_code
+      assert_match(/invalid port 70000: getaddrinfo would take it as port 4464/,
+                   assert_raises(ArgumentError) { Hev2.tcp("127.0.0.1", 70_000) }.message)
       e = assert_raises(ArgumentError) { Hev2.tcp("127.0.0.1", port, "::1", nil, family: :ipv4) }
       assert_match(/invalid local_host: ::1 is not an address of family ipv4/, e.message)
-      assert_match(/local_port 70000 is not a port number/,
+      assert_match(/invalid local_port 70000: getaddrinfo would take it as port 4464/,
                    assert_raises(ArgumentError) { Hev2.tcp("127.0.0.1", port, "127.0.0.1", 70_000) }.message)
       e = assert_raises(SocketError) { Hev2.tcp("a" * 300, port) }
       assert_equal Socket::EAI_NONAME, e.error_code

@@ -68,10 +68,9 @@ class TestConnect < Minitest::Test
   end
 
   def test_ipv6_blackholed_falls_back_to_ipv4_after_the_attempt_delay
-    srv6, filler = Loopback.syn_dropping("::1")
-    port = Loopback.port_of(srv6)
-    v4 = Loopback.bound_socket_on("127.0.0.1", port)
-    v4.listen(16)
+    # ::1 drops SYNs, 127.0.0.1 listens, on one port
+    port, (srv6, filler), v4 = Loopback.one_port(->(p) { Loopback.syn_dropping("::1", p) },
+                                                 ->(p) { Loopback.listener("127.0.0.1", 16, p) })
     closing(srv6, filler, v4) do
       events = []
       t = elapsed do
@@ -90,10 +89,8 @@ class TestConnect < Minitest::Test
   end
 
   def test_ipv6_refused_falls_back_at_once
-    r6 = Loopback.refusing("::1")
-    port = Loopback.port_of(r6)
-    v4 = Loopback.bound_socket_on("127.0.0.1", port)
-    v4.listen(16)
+    port, r6, v4 = Loopback.one_port(->(p) { Loopback.refusing("::1", p) },
+                                     ->(p) { Loopback.listener("127.0.0.1", 16, p) })
     closing(r6, v4) do
       events = []
       Hev2.tcp("both.test", port, addresses: ["::1", "127.0.0.1"], trace: events.method(:<<)) do |sock|
@@ -130,10 +127,9 @@ class TestConnect < Minitest::Test
   end
 
   def test_fast_fallback_false_tries_one_address_at_a_time
-    srv6, filler = Loopback.syn_dropping("::1")
-    port = Loopback.port_of(srv6)
-    v4 = Loopback.bound_socket_on("127.0.0.1", port)
-    v4.listen(16)
+    # ::1 drops SYNs, 127.0.0.1 listens, on one port
+    port, (srv6, filler), v4 = Loopback.one_port(->(p) { Loopback.syn_dropping("::1", p) },
+                                                 ->(p) { Loopback.listener("127.0.0.1", 16, p) })
     closing(srv6, filler, v4) do
       events = []
       Hev2.tcp("both.test", port, addresses: ["::1", "127.0.0.1"], fast_fallback: false,

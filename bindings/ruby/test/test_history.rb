@@ -19,10 +19,9 @@ class TestHistory < Minitest::Test
   end
 
   def with_blackholed_v6
-    srv6, filler = Loopback.syn_dropping("::1")
-    port = Loopback.port_of(srv6)
-    v4 = Loopback.bound_socket_on("127.0.0.1", port)
-    v4.listen(16)
+    # ::1 drops SYNs, 127.0.0.1 listens, on one port
+    port, (srv6, filler), v4 = Loopback.one_port(->(p) { Loopback.syn_dropping("::1", p) },
+                                                 ->(p) { Loopback.listener("127.0.0.1", 16, p) })
     yield port
   ensure
     [srv6, filler, v4].each { |s| s&.close }

@@ -11,21 +11,12 @@ class TestReport < Minitest::Test
   # A listener on 127.0.0.1 and, on the same port of ::1, what the block's
   # caller wants there (a socket bound without listening: refused).
   def ipv4_listener_with_ipv6(kind)
-    srv = Loopback.listener("127.0.0.1")
-    port = Loopback.port_of(srv)
-    v6 = kind == :refuse ? Loopback.bound_socket_on("::1", port) : syn_drop_on_ipv6(port)
+    v6 = kind == :refuse ? ->(p) { Loopback.refusing("::1", p) } : ->(p) { Loopback.syn_dropping("::1", p) }
+    port, srv, six = Loopback.one_port(->(p) { Loopback.listener("127.0.0.1", 128, p) }, v6)
     yield port
   ensure
     srv&.close
-    [v6].flatten.compact.each(&:close)
-  end
-
-  def syn_drop_on_ipv6(port)
-    s = Loopback.bound_socket_on("::1", port)
-    s.listen(0)
-    filler = Socket.new(:INET6, :STREAM)
-    filler.connect(s.local_address)
-    [s, filler]
+    [six].flatten.compact.each(&:close)
   end
 
   def test_ipv6_refused_ipv4_wins

@@ -3,6 +3,7 @@
 require "socket"
 require "ipaddr"
 require_relative "abi"
+require_relative "errors"
 
 module Hev2
   # Everything one call to Hev2.tcp asked for, converted to what the C ABI
@@ -47,8 +48,11 @@ module Hev2
 
     module_function
 
+    # klass: the class whose method was called (::Socket for Socket.tcp and
+    # Hev2.tcp, ::TCPSocket under hev2/replace), whose conversions are
+    # followed where Ruby's two differ.
     def build(host, port, local_host, local_port, resolv_timeout, connect_timeout,
-              open_timeout, fast_fallback, more)
+              open_timeout, fast_fallback, more, klass = ::Socket)
       unknown = more.keys - EXTRA_KEYWORDS
       unless unknown.empty?
         raise ArgumentError, "unknown keyword#{"s" if unknown.size > 1}: #{unknown.map(&:inspect).join(", ")}"
@@ -56,10 +60,10 @@ module Hev2
 
       Request.new(
         host: (name = host_name(host)),
-        port: port_number(port, "port"),
+        port: port_number(port, "port", name, klass),
         local_host: local_address(local_host, name),
-        local_port: local_port.nil? ? 0 : port_number(local_port, "local_port"),
-        resolv_timeout: duration(resolv_timeout, "resolv_timeout"),
+        local_port: port_number(local_port, "local_port", name, klass),
+        resolv_timeout: resolv_timeout(resolv_timeout, name, fast_fallback, klass),
         connect_timeout: duration(connect_timeout, "connect_timeout"),
         open_timeout: duration(open_timeout, "open_timeout"),
         # truthiness, as Socket.tcp reads it (fast_fallback: nil is serial)
@@ -128,31 +132,68 @@ module Hev2
       name
     end
 
-    # An Integer, a numeric String, or a service name from /etc/services
-    # ("http"), like Socket.tcp. An unknown service is getaddrinfo's
-    # EAI_SERVICE, as in Ruby. nil and "" are 0, as Ruby sends them. The
-    # library refuses port 0 and ports beyond 1..65535 (which getaddrinfo
-    # silently wraps): an ArgumentError, a documented difference.
-    def port_number(value, what)
-      n = case value
-          when nil then 0
-          when Integer then value
-          when String
-            if value.empty?
-              0
-            elsif /\A[0-9]+\z/.match?(value)
-              value.to_i
-            else
-              begin
-                Socket.getservbyname(value, "tcp")
-              rescue SocketError
-                raise Errors.resolution(Errors::EAI_SERVICE, 0, nil, value)
+    # What strtoul, and so getaddrinfo, reads as a decimal number (a
+    # String of any other form is a service name, looked up in
+    # /etc/services).
+    NUMERIC_SERVICE = /\A[ \t\n\v\f\r]*[+-]?[0-9]+\z/
+    # The common numeric String ("443"), whose port is its value.
+    PLAIN_DIGITS = /\A[0-9]{1,5}\z/
+
+    # The port Ruby's own call (Socket.tcp, or TCPSocket.new for klass
+    # TCPSocket) would connect to, or what it raises instead. Ruby hands
+    # getaddrinfo the port as a service: an Integer as its decimal text, a
+    # String as is; nil (and "") is no service at all, port 0.
+    # getaddrinfo reads a decimal number with strtoul and keeps it as a C
+    # int: a negative int ("-1", "4294967295") is looked up as a service
+    # name (EAI_SERVICE), any other is cut to 16 bits (65536 + 80 is port
+    # 80). Ruby's own conversion raises before that: TypeError for a Float,
+    # a Symbol or an Integer beyond a Fixnum, RangeError where Socket.tcp's
+    # Addrinfo.getaddrinfo takes the number as a C int. So the answer is
+    # asked of Ruby itself, by the call its method makes (a lookup of the
+    # service alone, with no host: nothing is resolved), and raised as Ruby
+    # raises it, a resolution error keeping its getaddrinfo code.
+    #
+    # Where Ruby would connect to another port than the one asked for (a
+    # number that getaddrinfo cuts), hev2 raises an ArgumentError instead
+    # (README, "Where Hev2.tcp differs on purpose"). Port 0 (nil, "") is
+    # passed on: the library refuses it as a remote port (a documented
+    # difference too) and takes it as a local one (any port).
+    def port_number(value, what, host = nil, klass = ::Socket)
+      return value if value.is_a?(Integer) && value.between?(1, 65_535)
+      return value.to_i if value.is_a?(String) && PLAIN_DIGITS.match?(value) && value.to_i.between?(1, 65_535)
+      return 0 if value.nil?
+
+      got = ruby_port(value, host, klass)
+      asked = if value.is_a?(Integer)
+                value
+              elsif (text = String.try_convert(value)) && NUMERIC_SERVICE.match?(text)
+                text.to_i
+              else
+                got # a service name: its port is the one asked for
               end
-            end
-          else
-            raise TypeError, "#{what} must be an Integer or a String, not #{value.class}"
-          end
-      n
+      return got if asked == got
+
+      raise ArgumentError, "hev2: invalid #{what} #{value.inspect}: getaddrinfo would take it as port #{got} " \
+                           "(it cuts a number to 16 bits); hev2 connects only to the port asked for " \
+                           "(#{Errors.target(host, value)})"
+    end
+
+    # The port getaddrinfo gives for value as Ruby passes it, through the
+    # call Ruby's own method makes: Socket.tcp resolves with
+    # Addrinfo.getaddrinfo, TCPSocket.new with the C path that
+    # Socket.getaddrinfo shares (they differ: only the first refuses a
+    # number beyond a C int). AI_PASSIVE and no host: only the service is
+    # looked up; false: no reverse lookup of the address.
+    def ruby_port(value, host, klass)
+      if klass <= ::TCPSocket
+        ::Socket.getaddrinfo(nil, value, ::Socket::AF_INET, ::Socket::SOCK_STREAM, nil,
+                             ::Socket::AI_PASSIVE, false)[0][1]
+      else
+        ::Addrinfo.getaddrinfo(nil, value, ::Socket::AF_INET, ::Socket::SOCK_STREAM, nil,
+                               ::Socket::AI_PASSIVE)[0].ip_port
+      end
+    rescue ::SocketError => e
+      raise Errors.resolution(Errors.eai_of(e), 0, host, value)
     end
 
     # The core binds an IP literal. A name is resolved here, once, by the
@@ -188,6 +229,26 @@ module Hev2
       raise TypeError, "#{what} must be Numeric, not #{value.class}" unless value.is_a?(Numeric)
       raise RangeError, "NaN out of Time range (#{what})" if value.respond_to?(:nan?) && value.nan?
       value
+    end
+
+    # resolv_timeout, a negative one read as the running Ruby reads it
+    # (measured on 3.1 and 3.4, in the test bed): an IP literal, with
+    # nothing to resolve, connects on every Ruby. For a name, Ruby 3.1
+    # ignores it (it bounds no lookup there, whatever its sign), and so does
+    # 3.4 with fast_fallback: false; 3.4's Socket.tcp sets its deadline at
+    # now + resolv_timeout, already past: no time at all, as 0 (ETIMEDOUT
+    # unless the addresses are there at its first look); 3.4's TCPSocket.new
+    # converts it with rb_time_interval, whose ArgumentError it raises.
+    # (Untested: 3.2 and 3.3 are read as 3.1.) The library itself refuses
+    # a negative timeout, its rule for every language.
+    def resolv_timeout(value, name, fast_fallback, klass)
+      seconds = duration(value, "resolv_timeout")
+      return seconds unless seconds&.negative?
+      return nil if name && ip_literal?(name)
+      return nil if RUBY_VERSION < "3.4" || !fast_fallback
+      raise ArgumentError, "time interval must not be negative" if klass <= ::TCPSocket
+
+      0
     end
 
     # trace: anything with #call, given each Hev2::Event after the race.

@@ -108,6 +108,22 @@ module Hev2
       GAI_STRERROR.call(eai).to_s
     end
 
+    # The getaddrinfo code of a resolution error Ruby raised: its
+    # error_code (3.3+), else the code whose text ends its message (a
+    # SocketError of 3.1 carries only "getaddrinfo: <gai_strerror>"), else
+    # EAI_SERVICE (Ruby's resolution errors over a port are a service's).
+    def eai_of(error)
+      code = error.error_code if error.respond_to?(:error_code)
+      return code if code
+
+      text = error.message.sub(/\Agetaddrinfo: /, "")
+      ::Socket.constants.grep(/\AEAI_/).each do |name|
+        c = ::Socket.const_get(name)
+        return c if c.is_a?(Integer) && c.negative? && gai_strerror(c) == text
+      end
+      EAI_SERVICE
+    end
+
     def eai_system
       defined?(::Socket::EAI_SYSTEM) ? ::Socket::EAI_SYSTEM : -11
     end

@@ -37,9 +37,8 @@ ACCEPTOR = Thread.new do
     end
   end
 end
-REFUSE4 = Loopback.refusing("127.0.0.1")
-REFUSE_PORT = Loopback.port_of(REFUSE4)
-REFUSE6 = Loopback.bound_socket_on("::1", REFUSE_PORT)
+REFUSE_PORT, REFUSE4, REFUSE6 = Loopback.one_port(->(p) { Loopback.refusing("127.0.0.1", p) },
+                                                  ->(p) { Loopback.refusing("::1", p) })
 DROP4, FILL4 = Loopback.syn_dropping("127.0.0.1")
 DROP4_PORT = Loopback.port_of(DROP4)
 DROP6, FILL6 = Loopback.syn_dropping("::1")
@@ -116,8 +115,21 @@ CASES = [
   c("port 65536", "127.0.0.1", 65_536),
   c("port 65536 + LPORT", "127.0.0.1", 65_536 + LPORT),
   c("port -1", "127.0.0.1", -1),
+  c("port -1 on a name", NAME, -1),
+  c("port -2", "127.0.0.1", -2),
+  c("port 2**32 + LPORT", "127.0.0.1", 2**32 + LPORT),
+  c("port 2**62", "127.0.0.1", 2**62),
   c("port 2**64", "127.0.0.1", 2**64),
+  c("port String -1", "127.0.0.1", "-1"),
   c("port String 65536", "127.0.0.1", "65536"),
+  c("port String 2**32 + LPORT", "127.0.0.1", (2**32 + LPORT).to_s),
+  c("port String -(2**32 - LPORT)", "127.0.0.1", (-(2**32 - LPORT)).to_s),
+  c("port String 2**64", "127.0.0.1", (2**64).to_s),
+  c("port String ' LPORT'", "127.0.0.1", " #{LPORT}"),
+  c("port String '+LPORT'", "127.0.0.1", "+#{LPORT}"),
+  c("port String '0LPORT'", "127.0.0.1", "0#{LPORT}"),
+  c("port String 'LPORT '", "127.0.0.1", "#{LPORT} "),
+  c("port String 0x50", "127.0.0.1", "0x50"),
   c("port String empty", "127.0.0.1", ""),
   c("port String 80x", "127.0.0.1", "80x"),
   c("port nil", "127.0.0.1", nil),
@@ -139,6 +151,8 @@ CASES = [
   c("local port only", "127.0.0.1", LPORT, nil, :free),
   c("local port String", "127.0.0.1", LPORT, "127.0.0.1", :free_s),
   c("local port bad service", "127.0.0.1", LPORT, "127.0.0.1", "no-such-service"),
+  c("local port -1", "127.0.0.1", LPORT, "127.0.0.1", -1),
+  c("local port 65536 + free", "127.0.0.1", LPORT, "127.0.0.1", :free_wrapped),
   # timeouts, alone and combined
   c("connect_timeout ok", NAME, BED_PORT, connect_timeout: 2),
   c("connect_timeout literal blackholed", "127.0.0.1", DROP4_PORT, connect_timeout: T),
@@ -168,6 +182,12 @@ CASES = [
   c("connect_timeout String", "127.0.0.1", LPORT, connect_timeout: "1"),
   c("connect_timeout negative", "127.0.0.1", LPORT, connect_timeout: -1),
   c("resolv_timeout String", NAME, BED_PORT, resolv_timeout: "1"),
+  c("resolv_timeout negative literal", "127.0.0.1", LPORT, resolv_timeout: -1),
+  c("resolv_timeout -Infinity literal", "127.0.0.1", LPORT, resolv_timeout: -Float::INFINITY),
+  c("resolv_timeout negative ::1", "::1", LPORT, resolv_timeout: -0.5),
+  c("resolv_timeout negative, never answered", "resolv-timeout.hev2.test", BED_PORT, resolv_timeout: -1),
+  c("resolv_timeout negative, fast_fallback false", NAME, BED_PORT, resolv_timeout: -1, fast_fallback: false,
+    newest: "ok"),
   # fast_fallback
   c("fast_fallback false", NAME, BED_PORT, fast_fallback: false, newest: "ok"),
   c("fast_fallback true", NAME, BED_PORT, fast_fallback: true, newest: "ok"),
@@ -189,8 +209,10 @@ CASES = [
 # on purpose").
 RUBY34 = RUBY_GE.("3.4")
 BOTH = %i[socket tcpsocket].freeze
-PORT_RULE = "port 0 and ports outside 1..65535 are an ArgumentError before anything is sent " \
-            "(getaddrinfo wraps them modulo 65536, and nil/\"\"/0 connect to port 0)"
+WRAP_RULE = "a port getaddrinfo cuts to 16 bits (Ruby connects to port % 65536) is an ArgumentError " \
+            "before anything is sent: hev2 never connects to a port other than the one asked for"
+PORT0_RULE = "port 0 (nil, \"\", 0) is an ArgumentError before anything is sent: the library refuses " \
+             "port 0 as a destination (Ruby sends SYNs to port 0, which no server can listen on)"
 DIFFERENCES = {
   "fast_fallback false + resolv_timeout" => [
     RUBY34, BOTH, "Errno::ETIMEDOUT",
@@ -209,8 +231,14 @@ DIFFERENCES = {
   "resolv_timeout String" => [!RUBY34, BOTH, "TypeError",
                               "a timeout of a wrong type is a TypeError, as in Ruby 3.4 (3.1 ignores it for a fast answer)"],
 }
-["port 0", "port 65536", "port 65536 + LPORT", "port -1", "port 2**64", "port String 65536",
- "port String empty", "port nil"].each { |l| DIFFERENCES[l] = [true, BOTH, "ArgumentError", PORT_RULE] }
+["port 65536", "port 65536 + LPORT", "port String 65536", "port String 2**32 + LPORT",
+ "port String -(2**32 - LPORT)"].each { |l| DIFFERENCES[l] = [true, BOTH, "ArgumentError", WRAP_RULE] }
+# Only TCPSocket.new cuts an Integer beyond a C int (Socket.tcp's
+# Addrinfo.getaddrinfo raises RangeError, as Hev2.tcp does).
+DIFFERENCES["port 2**32 + LPORT"] = [true, %i[tcpsocket], "ArgumentError", WRAP_RULE]
+# Ruby binds local port (65536 + free) % 65536 = free, not the one given.
+DIFFERENCES["local port 65536 + free"] = [true, BOTH, "ArgumentError", WRAP_RULE]
+["port 0", "port String empty", "port nil"].each { |l| DIFFERENCES[l] = [true, BOTH, "ArgumentError", PORT0_RULE] }
 DIFFERENCES.freeze
 
 TOO_NEW = /unknown keyword: :(open_timeout|fast_fallback)/
@@ -257,7 +285,10 @@ ensure
 end
 
 def call(how, kase)
-  args = kase.args.map { |a| { free: -> { free_port }, free_s: -> { free_port.to_s } }.fetch(a, -> { a }).call }
+  args = kase.args.map do |a|
+    { free: -> { free_port }, free_s: -> { free_port.to_s }, free_wrapped: -> { 65_536 + free_port } }
+      .fetch(a, -> { a }).call
+  end
   kw = kase.kw
   outcome do
     case how
