@@ -99,7 +99,7 @@ func TestConnectNowWinsAtOnceAndReusesItsRace(t *testing.T) {
 // A connect that is not decided by the look comes back as the running
 // race; onDone set afterwards is called once when it ends.
 func TestConnectNowHandsBackAnUndecidedRace(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	var d Dialer
 	fd, r, err := d.ConnectNow("127.0.0.1", uint16(port))

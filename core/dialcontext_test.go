@@ -112,11 +112,10 @@ func synSent(t *testing.T, port int) int {
 // When DialContext returns, the losers are closed already: not a socket of
 // the race is left connecting in the background.
 func TestDialContextLosersClosedOnReturn(t *testing.T) {
-	port := synDropListener(t, "::1", 0)
-	ln := echoListener(t, net.JoinHostPort("127.0.0.1", itoa(port)))
+	port := v6DropsV4Echoes(t)
 	checkLeaks(t)
 	d := Dialer{ConnectionAttemptDelay: 20 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
-	conn, res, err := d.dialConn(context.Background(), "tcp", net.JoinHostPort("dual.test", itoa(portOf(ln))), true)
+	conn, res, err := d.dialConn(context.Background(), "tcp", net.JoinHostPort("dual.test", itoa(port)), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,9 +129,7 @@ func TestDialContextLosersClosedOnReturn(t *testing.T) {
 }
 
 func TestDialContextErrors(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := portOf(ln)
-	ln.Close()
+	port := int(closedPort(t))
 	checkLeaks(t)
 	var d Dialer
 	_, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/internal/loopbacktest"
 )
 
 // The three drivers play the same machine (the async one behind Connect,
@@ -204,16 +206,17 @@ func runNetpoll(t *testing.T, d Dialer, host string, port int, cancelAfter time.
 func TestDriversAgree(t *testing.T) {
 	for _, c := range driverCases() {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			// Each port is held on both families where a case reaches
+			// both (a port of another test's listener on ::1 would
+			// accept what must be refused or dropped).
 			var p ports
-			p.accept = portOf(echoListener(t, "127.0.0.1:0"))
-			refused := echoListener(t, "127.0.0.1:0")
-			p.refuse = portOf(refused)
-			refused.Close()
-			p.drop = synDropListener(t, "127.0.0.1", 0)
-			p.dual = synDropListener(t, "::1", 0)
-			echoListener(t, net.JoinHostPort("127.0.0.1", itoa(p.dual)))
-			p.drop2 = synDropListener(t, "127.0.0.1", 0)
-			synDropListener(t, "::1", p.drop2)
+			var v4 int
+			p.accept, v4, _ = loopbacktest.BothFamilies(t)
+			echoOn(t, v4)
+			p.refuse = int(closedPort(t))
+			p.drop = synDropListener(t, "127.0.0.1")
+			p.dual = v6DropsV4Echoes(t)
+			p.drop2 = bothDrop(t)
 			checkLeaks(t)
 			port := c.port(p)
 			a := runAsync(t, c.dialer(), c.host, port, c.cancel)
@@ -233,16 +236,31 @@ func TestDriversAgree(t *testing.T) {
 }
 
 func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := bothDrop(t)
 	checkLeaks(t)
-	var d Dialer
-	r, err := d.Start("127.0.0.1", uint16(port), nil)
+	// The second attempt starts from the attempt delay's timer, which only
+	// a waiter runs (this driver has no goroutine of its own): once it has
+	// started, Wait is driving the race, and the cancel must reach it there
+	// (a cancel sent before Wait began would prove nothing).
+	driving := make(chan struct{})
+	d := Dialer{ConnectionAttemptDelay: 10 * time.Millisecond,
+		Hosts: map[string][]netip.Addr{"hang.test": mustAddrs("::1", "127.0.0.1")},
+		Trace: func(ev TraceEvent) {
+			if ev.Kind == TraceAttemptStarted && ev.Attempt == 1 {
+				close(driving)
+			}
+		}}
+	r, err := d.Start("hang.test", uint16(port), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waited := make(chan bool)
 	go func() { waited <- r.Wait(time.Time{}) }()
-	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-driving:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not start the second attempt")
+	}
 	r.Cancel(context.Canceled)
 	select {
 	case done := <-waited:
@@ -258,7 +276,7 @@ func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
 }
 
 func TestCallerThreadCancelWithNoDriver(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	var d Dialer
 	fired := 0
@@ -306,11 +324,9 @@ func TestCallerThreadSeveralWaiters(t *testing.T) {
 }
 
 func TestCallerThreadRefusedIsErrno(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := portOf(ln)
-	ln.Close()
+	port := closedPort(t)
 	var d Dialer
-	r, err := d.Start("127.0.0.1", uint16(port), nil)
+	r, err := d.Start("127.0.0.1", port, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -27,8 +26,7 @@ func withHistory(t *testing.T) {
 // IPv6's loss, every later one (whatever its driver) goes IPv4 first.
 func TestHistoryAcrossDrivers(t *testing.T) {
 	withHistory(t)
-	port := synDropListener(t, "::1", 0)
-	echoListener(t, net.JoinHostPort("127.0.0.1", itoa(port)))
+	port := v6DropsV4Echoes(t)
 	hosts := map[string][]netip.Addr{"dual.test": mustAddrs("::1", "127.0.0.1")}
 	d := Dialer{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: hosts}
 

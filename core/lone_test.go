@@ -52,7 +52,7 @@ func TestLoneLiteralOnlyWhenNothingElseApplies(t *testing.T) {
 // attempt: the race makes no connect of its own (one socket, the early
 // one), and a cancel closes it.
 func TestConnectNowLoneAttemptInFlightIsAdopted(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	var d Dialer
 	before := openFDs(t)

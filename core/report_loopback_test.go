@@ -62,9 +62,7 @@ func TestReportOfLoopbackRace(t *testing.T) {
 // A failed race carries its report in the *Error, also through
 // DialContext's *net.OpError.
 func TestReportOfLoopbackFailure(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := portOf(ln)
-	ln.Close()
+	port := int(closedPort(t))
 	checkLeaks(t)
 	d := Dialer{Record: true}
 	_, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
