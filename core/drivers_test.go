@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/hev2/hev2/internal/loopbacktest"
 )
 
 // The three drivers play the same machine (the async one behind Connect,
@@ -309,9 +307,7 @@ func TestDriversAgree(t *testing.T) {
 			// both (a port of another test's listener on ::1 would
 			// accept what must be refused or dropped).
 			var p ports
-			var v4 int
-			p.accept, v4, _ = loopbacktest.BothFamilies(t)
-			echoOn(t, v4)
+			p.accept = v6RefusesV4Echoes(t)
 			p.refuse = int(closedPort(t))
 			p.drop = synDropListener(t, "127.0.0.1")
 			p.dual = v6DropsV4Echoes(t)

@@ -28,7 +28,9 @@ func TestHistoryAcrossDrivers(t *testing.T) {
 	withHistory(t)
 	port := v6DropsV4Echoes(t)
 	hosts := map[string][]netip.Addr{"dual.test": mustAddrs("::1", "127.0.0.1")}
-	d := Dialer{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: hosts}
+	// IPv4 first wins before the attempt delay would start ::1: a delay
+	// long enough that a driver scheduled late cannot get there first.
+	d := Dialer{ConnectionAttemptDelay: 250 * time.Millisecond, Hosts: hosts}
 
 	first := runAsync(t, d, nil, "dual.test", port, "")
 	want := []string{"attempt-started #0 ::1", "attempt-delay", "attempt-started #1 127.0.0.1", "attempt-won #1 127.0.0.1", "attempt-closed #0 ::1", "done"}

@@ -85,6 +85,15 @@ func v6DropsV4Echoes(t *testing.T) int {
 	return port
 }
 
+// v6RefusesV4Echoes returns a port on which ::1 refuses (bound, not
+// listening) and 127.0.0.1 echoes.
+func v6RefusesV4Echoes(t *testing.T) int {
+	t.Helper()
+	port, v4, _ := loopbacktest.BothFamilies(t)
+	echoOn(t, v4)
+	return port
+}
+
 // bothDrop returns a port on which ::1 and 127.0.0.1 both drop SYNs.
 func bothDrop(t *testing.T) int {
 	t.Helper()

@@ -16,8 +16,7 @@ import (
 // listens. The report says IPv4 won because IPv6 failed, through both
 // drivers that hand out a Result.
 func TestReportOfLoopbackRace(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := uint16(portOf(ln))
+	port := uint16(v6RefusesV4Echoes(t))
 	checkLeaks(t)
 	d := Dialer{Record: true, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
 	check := func(t *testing.T, res *Result, err error) {
