@@ -472,7 +472,7 @@ static void test_report_handles(void)
 
 	/* Running: a connect to a listener that drops SYNs. */
 	struct blackhole bh;
-	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	CHECK(blackhole_start(&bh, AF_INET) == 0);
 	char bport[16];
 	snprintf(bport, sizeof bport, "%d", bh.port);
 	hev2_conn c;

@@ -217,11 +217,12 @@ int main(void)
 		return 1;
 	/* Every connection's socket stays open until it is released. */
 	hev2_set_max_handles(THREADS * per_thread + 100);
-	if (server_start(&srv, AF_INET) < 0 || blackhole_start(&bh, AF_INET, 0) < 0)
+	if (server_start(&srv, AF_INET) < 0 || blackhole_start(&bh, AF_INET) < 0)
 		return 1;
 	snprintf(ports[0], 16, "%d", srv.port);
 	snprintf(ports[1], 16, "%d", bh.port);
-	snprintf(ports[2], 16, "%d", refused_port());
+	int refusing; /* held until exit: the port stays refused, and ours */
+	snprintf(ports[2], 16, "%d", refused_port(&refusing));
 	warm_up(srv.port);
 	make_wake_fds();
 	hev2_stats_info s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};
