@@ -577,7 +577,7 @@ int main(void)
 	}
 	printf("bad-input table: %d rows\n", n);
 	CHECK(n >= 30);
-	CHECK(wait_idle(2000));
+	CHECK(wait_idle(10000));
 	usleep(50000);
 	CHECK_RC(hev2_stats(&s1), HEV2_OK);
 	/* nothing started but the trace rows' own (released) handles */

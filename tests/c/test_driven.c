@@ -626,7 +626,7 @@ int main(void)
 	CHECK(server_start(&s2, AF_INET) == 0);
 	test_connect_wait_many_threads(s.port, s2.port);
 	server_stop(&s2);
-	CHECK(wait_idle(2000));
+	CHECK(wait_idle(10000));
 	hev2_stats_info st = {.size = sizeof st};
 	CHECK_RC(hev2_stats(&st), HEV2_OK);
 	CHECK_INT(st.handles_live, 0);

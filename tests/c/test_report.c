@@ -236,7 +236,7 @@ int main(void)
 	} else {
 		printf("test_report: no ::1 on lo, the two-family races are skipped\n");
 	}
-	CHECK(wait_idle(2000));
+	CHECK(wait_idle(10000));
 	CHECK_FDS(fds);
 	server_stop(&srv4);
 	return check_done("test_report");

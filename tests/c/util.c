@@ -257,7 +257,7 @@ int count_fds(void)
 int settled_fd_count(int want)
 {
 	int n = count_fds();
-	for (int i = 0; i < 200 && n > want; i++) {
+	for (double end = now_ms() + 10000; n > want && now_ms() < end;) {
 		struct timespec ts = {0, 10 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		n = count_fds();

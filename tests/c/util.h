@@ -48,7 +48,8 @@ int fallback_start(struct server *s4, struct blackhole *b6);
 
 /* Open fds of this process (/proc/self/fd), to prove none is leaked. */
 int count_fds(void);
-/* count_fds once it is at most want, or after two seconds of waiting. */
+/* count_fds once it is at most want, or after ten seconds of waiting (a
+ * loaded machine runs the threads that close their fds late). */
 int settled_fd_count(int want);
 void dump_fds(void); /* to stderr, to explain a mismatch */
 /* warm_up makes the library and the Go runtime open their permanent fds
