@@ -125,7 +125,8 @@ func echoOn(t *testing.T, fd int) {
 	if err := unix.Listen(fd, 128); err != nil {
 		t.Fatal(err)
 	}
-	dup, err := unix.Dup(fd)
+	// os.NewFile's file closes its fd when collected: it gets a copy.
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
