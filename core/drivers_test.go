@@ -37,7 +37,7 @@ type steps struct {
 	seen    map[string]bool
 }
 
-// key is a step without its error text, the name waited for.
+// stepKey is a step without its error text: the name waited for.
 func stepKey(step string) string {
 	if i := strings.Index(step, " ("); i >= 0 {
 		return step[:i]
@@ -45,6 +45,7 @@ func stepKey(step string) string {
 	return step
 }
 
+// ch is the channel closed when the step named key is taken (s.mu held).
 func (s *steps) ch(key string) chan struct{} {
 	if s.reached == nil {
 		s.reached, s.seen = map[string]chan struct{}{}, map[string]bool{}
