@@ -39,9 +39,11 @@ mkfifo "$fifo"
 "$dir/hev2-demo-listeners" refused < "$fifo" > "$fifo.port" &
 exec 3> "$fifo"
 trap 'exec 3>&-; rm -f "$fifo" "$fifo.port" /tmp/hev2-cli-err.$$' EXIT
-# Both ports printed (up to 30 s: a loaded machine may start it late).
+# Both ports printed (up to 30 s: a loaded machine may start it late). The
+# file itself appears only once the helper has opened the fifo.
+ports_ready() { [ -f "$fifo.port" ] && [ "$(wc -l < "$fifo.port")" -ge 2 ]; }
 i=0
-while [ "$(wc -l < "$fifo.port")" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+until ports_ready || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
 P=$(sed -n 1p "$fifo.port")
 RP=$(sed -n 2p "$fifo.port")
 if [ -z "$P" ] || [ -z "$RP" ]; then
