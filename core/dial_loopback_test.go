@@ -53,9 +53,7 @@ func TestLoopbackBlockingFD(t *testing.T) {
 }
 
 func TestLoopbackRefused(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := portOf(ln)
-	ln.Close() // nothing listens there now
+	port := closedPort(t)
 	checkLeaks(t)
 	var d Dialer
 	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(port))
@@ -66,8 +64,7 @@ func TestLoopbackRefused(t *testing.T) {
 }
 
 func TestLoopbackFallbackFromDroppedSYN(t *testing.T) {
-	port := synDropListener(t, "::1", 0)
-	ln := echoListener(t, net.JoinHostPort("127.0.0.1", itoa(port)))
+	port := v6DropsV4Echoes(t)
 	checkLeaks(t)
 	var events []TraceEvent
 	d := Dialer{
@@ -75,7 +72,7 @@ func TestLoopbackFallbackFromDroppedSYN(t *testing.T) {
 		Hosts:                  map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")},
 		Trace:                  func(ev TraceEvent) { events = append(events, ev) },
 	}
-	res, err := d.Connect(context.Background(), "dual.test", uint16(portOf(ln)))
+	res, err := d.Connect(context.Background(), "dual.test", uint16(port))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +94,7 @@ func TestLoopbackFallbackFromDroppedSYN(t *testing.T) {
 }
 
 func TestLoopbackCancelMidAttempt(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
@@ -113,7 +110,7 @@ func TestLoopbackCancelMidAttempt(t *testing.T) {
 }
 
 func TestLoopbackConnectTimeout(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	d := Dialer{ConnectTimeout: 100 * time.Millisecond}
 	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(port))

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,21 +20,75 @@ import (
 // DialContext); on the same scripted network they must reach the same
 // outcome through the same steps. A network here is
 // loopback listeners that accept, refuse or drop SYNs, and a resolver whose
-// answers come after scripted delays.
+// answers wait for a step of the race (an answer "20 ms later" would be
+// another step's luck on a loaded machine: the steps must come in one
+// order for every driver, whatever the scheduler does).
 
 type scriptedAnswer struct {
-	after time.Duration
+	after string // the step (without its error) this answer waits for; "": none
 	addrs []netip.Addr
 	code  int // a getaddrinfo failure instead of addrs
 }
 
-func scriptedResolver(answers map[Family]scriptedAnswer) Resolver {
+// steps tells what a race has done so far, to whoever waits for a step.
+type steps struct {
+	mu      sync.Mutex
+	reached map[string]chan struct{}
+	seen    map[string]bool
+}
+
+// stepKey is a step without its error text: the name waited for.
+func stepKey(step string) string {
+	if i := strings.Index(step, " ("); i >= 0 {
+		return step[:i]
+	}
+	return step
+}
+
+// ch is the channel closed when the step named key is taken (s.mu held).
+func (s *steps) ch(key string) chan struct{} {
+	if s.reached == nil {
+		s.reached, s.seen = map[string]chan struct{}{}, map[string]bool{}
+	}
+	c, ok := s.reached[key]
+	if !ok {
+		c = make(chan struct{})
+		s.reached[key] = c
+	}
+	return c
+}
+
+// saw records that the race took step.
+func (s *steps) saw(step string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if key := stepKey(step); !s.seen[key] {
+		close(s.ch(key))
+		s.seen[key] = true
+	}
+}
+
+// when is closed once the race has taken the step named key.
+func (s *steps) when(key string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ch(key)
+}
+
+// stepWait bounds the wait for a step that never comes (a bug): the
+// answer then comes anyway, and the drivers' steps show what happened.
+const stepWait = 10 * time.Second
+
+func scriptedResolver(seen *steps, answers map[Family]scriptedAnswer) Resolver {
 	return ResolverFunc(func(ctx context.Context, host string, f Family) ([]netip.Addr, error) {
 		a := answers[f]
-		select {
-		case <-time.After(a.after):
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if a.after != "" {
+			select {
+			case <-seen.when(a.after):
+			case <-time.After(stepWait):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
 		}
 		if a.code != 0 {
 			return nil, &ResolveError{Host: host, Family: f, Code: a.code}
@@ -54,51 +109,65 @@ type ports struct {
 type driverCase struct {
 	name   string
 	host   string
-	dialer func() Dialer
+	dialer func(seen *steps) Dialer
 	port   func(p ports) int
-	cancel time.Duration // cancel after this long (0: never)
+	cancel string // cancel once the race has taken this step ("": never)
 }
 
 func driverCases() []driverCase {
 	v6, v4 := netip.MustParseAddr("::1"), netip.MustParseAddr("127.0.0.1")
 	accept := func(p ports) int { return p.accept }
+	plain := func(*steps) Dialer { return Dialer{} }
 	return []driverCase{
-		{name: "literal accepted", host: "127.0.0.1", port: accept, dialer: func() Dialer { return Dialer{} }},
-		{name: "literal refused", host: "127.0.0.1", port: func(p ports) int { return p.refuse }, dialer: func() Dialer { return Dialer{} }},
-		{name: "v6 refused, v4 wins", host: "dual.test", port: accept, dialer: func() Dialer {
+		{name: "literal accepted", host: "127.0.0.1", port: accept, dialer: plain},
+		{name: "literal refused", host: "127.0.0.1", port: func(p ports) int { return p.refuse }, dialer: plain},
+		{name: "v6 refused, v4 wins", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
 			// The accepting listener is on 127.0.0.1 only: ::1 refuses.
-			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}}, IPv4: {after: 20 * time.Millisecond, addrs: []netip.Addr{v4}}})}
+			// A is answered once IPv6 has failed.
+			return Dialer{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}},
+				IPv4: {after: "attempt-failed #0 ::1", addrs: []netip.Addr{v4}}})}
 		}},
-		{name: "A first, AAAA within resolution delay", host: "dual.test", port: accept, dialer: func() Dialer {
-			// A Resolution Delay far longer than AAAA's 20 ms, so that a
-			// loaded machine's scheduling jitter cannot change the story.
-			return Dialer{ResolutionDelay: 400 * time.Millisecond, Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {after: 20 * time.Millisecond, addrs: []netip.Addr{v6}}, IPv4: {addrs: []netip.Addr{v4}}})}
+		{name: "A first, AAAA within resolution delay", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
+			// AAAA is answered once the Resolution Delay has started; the
+			// delay is long, so that a loaded machine's scheduling cannot
+			// make it end first.
+			return Dialer{ResolutionDelay: 2 * time.Second, Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{
+				IPv6: {after: "resolution-delay", addrs: []netip.Addr{v6}}, IPv4: {addrs: []netip.Addr{v4}}})}
 		}},
-		{name: "AAAA fails, A answers", host: "dual.test", port: accept, dialer: func() Dialer {
-			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {code: EAI_NODATA}, IPv4: {after: 10 * time.Millisecond, addrs: []netip.Addr{v4}}})}
+		{name: "AAAA fails, A answers", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
+			return Dialer{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {code: EAI_NODATA},
+				IPv4: {after: "lookup-failed AAAA", addrs: []netip.Addr{v4}}})}
 		}},
-		{name: "both lookups fail", host: "dual.test", port: accept, dialer: func() Dialer {
-			return Dialer{Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {code: EAI_NONAME}, IPv4: {after: 10 * time.Millisecond, code: EAI_NONAME}})}
+		{name: "both lookups fail", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
+			return Dialer{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {code: EAI_NONAME},
+				IPv4: {after: "lookup-failed AAAA", code: EAI_NONAME}})}
 		}},
-		{name: "v6 SYN dropped, v4 after attempt delay", host: "dual.test", port: func(p ports) int { return p.dual }, dialer: func() Dialer {
+		{name: "v6 SYN dropped, v4 after attempt delay", host: "dual.test", port: func(p ports) int { return p.dual }, dialer: func(*steps) Dialer {
 			return Dialer{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
 		}},
-		{name: "connect timeout", host: "127.0.0.1", port: func(p ports) int { return p.drop }, dialer: func() Dialer {
+		{name: "connect timeout", host: "127.0.0.1", port: func(p ports) int { return p.drop }, dialer: func(*steps) Dialer {
 			return Dialer{ConnectTimeout: 60 * time.Millisecond}
 		}},
-		{name: "canceled mid-attempt", host: "127.0.0.1", port: func(p ports) int { return p.drop }, cancel: 40 * time.Millisecond, dialer: func() Dialer { return Dialer{} }},
-		{name: "canceled mid-race", host: "dual.test", port: func(p ports) int { return p.drop2 }, cancel: 40 * time.Millisecond, dialer: func() Dialer {
-			// Two attempts in flight (the second after 10 ms), both
-			// hanging, when the caller gives up.
-			return Dialer{ConnectionAttemptDelay: 10 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
-		}},
-		{name: "bind fails", host: "127.0.0.1", port: accept, dialer: func() Dialer {
+		{name: "canceled mid-attempt", host: "127.0.0.1", port: func(p ports) int { return p.drop },
+			cancel: "attempt-started #0 127.0.0.1", dialer: plain},
+		{name: "canceled mid-race", host: "dual.test", port: func(p ports) int { return p.drop2 },
+			cancel: "attempt-started #1 127.0.0.1", dialer: func(*steps) Dialer {
+				// Two attempts in flight, both hanging, when the caller
+				// gives up.
+				return Dialer{ConnectionAttemptDelay: 10 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
+			}},
+		{name: "bind fails", host: "127.0.0.1", port: accept, dialer: func(*steps) Dialer {
 			// 198.18.0.1 is not an address of this host.
 			return Dialer{LocalAddr: netip.MustParseAddr("198.18.0.1")}
 		}},
-		{name: "both families hang, open timeout", host: "dual.test", port: func(p ports) int { return p.drop2 }, dialer: func() Dialer {
-			return Dialer{OpenTimeout: 80 * time.Millisecond, ConnectionAttemptDelay: 20 * time.Millisecond,
-				Resolver: scriptedResolver(map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}}, IPv4: {after: 5 * time.Millisecond, addrs: []netip.Addr{v4}}})}
+		{name: "both families hang, open timeout", host: "dual.test", port: func(p ports) int { return p.drop2 }, dialer: func(seen *steps) Dialer {
+			// A is answered once IPv6's attempt has started, well within
+			// the attempt delay; the open timeout comes well after the
+			// second attempt (timers that expire together on a late
+			// driver would be another story).
+			return Dialer{OpenTimeout: 600 * time.Millisecond, ConnectionAttemptDelay: 200 * time.Millisecond,
+				Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}},
+					IPv4: {after: "attempt-started #0 ::1", addrs: []netip.Addr{v4}}})}
 		}},
 	}
 }
@@ -139,31 +208,62 @@ type driverRun struct {
 	outcome string
 }
 
-func runAsync(t *testing.T, d Dialer, host string, port int, cancelAfter time.Duration) driverRun {
-	var run driverRun
-	d.Trace = func(ev TraceEvent) { run.steps = append(run.steps, step(ev)) }
-	ctx := context.Background()
-	if cancelAfter > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer time.AfterFunc(cancelAfter, cancel).Stop()
+// trace records the run's steps and tells seen of each.
+func (run *driverRun) trace(seen *steps) func(TraceEvent) {
+	return func(ev TraceEvent) {
+		st := step(ev)
+		run.steps = append(run.steps, st)
+		seen.saw(st)
 	}
+}
+
+// cancelAt calls cancel once the race has taken the step named at ("":
+// never), from a goroutine of its own, as a caller giving up would; the
+// returned stop ends the wait.
+func cancelAt(seen *steps, at string, cancel func()) (stop func()) {
+	if at == "" {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-seen.when(at):
+			cancel()
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
+}
+
+// runAsync, runCallerThread and runNetpoll play the race through one
+// driver each; seen (nil: a new one) is told every step, and the race is
+// cancelled once it has taken the step cancel names ("": never).
+func runAsync(t *testing.T, d Dialer, seen *steps, host string, port int, cancel string) driverRun {
+	var run driverRun
+	if seen == nil {
+		seen = new(steps)
+	}
+	d.Trace = run.trace(seen)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	defer cancelAt(seen, cancel, stop)()
 	run.outcome = outcome(d.Connect(ctx, host, uint16(port)))
 	return run
 }
 
-func runCallerThread(t *testing.T, d Dialer, host string, port int, cancelAfter time.Duration) driverRun {
+func runCallerThread(t *testing.T, d Dialer, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
-	d.Trace = func(ev TraceEvent) { run.steps = append(run.steps, step(ev)) }
+	if seen == nil {
+		seen = new(steps)
+	}
+	d.Trace = run.trace(seen)
 	r, err := d.Start(host, uint16(port), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cancelAfter > 0 {
-		// From another goroutine, as an interpreter's unblocking
-		// function would: the driver must come back at once.
-		defer time.AfterFunc(cancelAfter, func() { r.Cancel(context.Canceled) }).Stop()
-	}
+	// From another goroutine, as an interpreter's unblocking function
+	// would: the driver must come back at once.
+	defer cancelAt(seen, cancel, func() { r.Cancel(context.Canceled) })()
 	// In slices, as an interpreter checking for Ctrl-C waits: nothing is
 	// lost between them.
 	for !r.Wait(time.Now().Add(7 * time.Millisecond)) {
@@ -174,15 +274,15 @@ func runCallerThread(t *testing.T, d Dialer, host string, port int, cancelAfter 
 
 // runNetpoll plays the race through DialContext: the outcome names the
 // connection's remote address, as the others name the fd's.
-func runNetpoll(t *testing.T, d Dialer, host string, port int, cancelAfter time.Duration) driverRun {
+func runNetpoll(t *testing.T, d Dialer, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
-	d.Trace = func(ev TraceEvent) { run.steps = append(run.steps, step(ev)) }
-	ctx := context.Background()
-	if cancelAfter > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer time.AfterFunc(cancelAfter, cancel).Stop()
+	if seen == nil {
+		seen = new(steps)
 	}
+	d.Trace = run.trace(seen)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	defer cancelAt(seen, cancel, stop)()
 	c, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, itoa(port)))
 	if err != nil {
 		var oe *net.OpError
@@ -204,21 +304,22 @@ func runNetpoll(t *testing.T, d Dialer, host string, port int, cancelAfter time.
 func TestDriversAgree(t *testing.T) {
 	for _, c := range driverCases() {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			// Each port is held on both families where a case reaches
+			// both (a port of another test's listener on ::1 would
+			// accept what must be refused or dropped).
 			var p ports
-			p.accept = portOf(echoListener(t, "127.0.0.1:0"))
-			refused := echoListener(t, "127.0.0.1:0")
-			p.refuse = portOf(refused)
-			refused.Close()
-			p.drop = synDropListener(t, "127.0.0.1", 0)
-			p.dual = synDropListener(t, "::1", 0)
-			echoListener(t, net.JoinHostPort("127.0.0.1", itoa(p.dual)))
-			p.drop2 = synDropListener(t, "127.0.0.1", 0)
-			synDropListener(t, "::1", p.drop2)
+			p.accept = v6RefusesV4Echoes(t)
+			p.refuse = int(closedPort(t))
+			p.drop = synDropListener(t, "127.0.0.1")
+			p.dual = v6DropsV4Echoes(t)
+			p.drop2 = bothDrop(t)
 			checkLeaks(t)
 			port := c.port(p)
-			a := runAsync(t, c.dialer(), c.host, port, c.cancel)
-			b := runCallerThread(t, c.dialer(), c.host, port, c.cancel)
-			n := runNetpoll(t, c.dialer(), c.host, port, c.cancel)
+			run := func(driver func(*testing.T, Dialer, *steps, string, int, string) driverRun) driverRun {
+				seen := new(steps)
+				return driver(t, c.dialer(seen), seen, c.host, port, c.cancel)
+			}
+			a, b, n := run(runAsync), run(runCallerThread), run(runNetpoll)
 			same := func(x, y driverRun) bool {
 				return x.outcome == y.outcome && strings.Join(x.steps, "\n") == strings.Join(y.steps, "\n")
 			}
@@ -233,16 +334,31 @@ func TestDriversAgree(t *testing.T) {
 }
 
 func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := bothDrop(t)
 	checkLeaks(t)
-	var d Dialer
-	r, err := d.Start("127.0.0.1", uint16(port), nil)
+	// The second attempt starts from the attempt delay's timer, which only
+	// a waiter runs (this driver has no goroutine of its own): once it has
+	// started, Wait is driving the race, and the cancel must reach it there
+	// (a cancel sent before Wait began would prove nothing).
+	driving := make(chan struct{})
+	d := Dialer{ConnectionAttemptDelay: 10 * time.Millisecond,
+		Hosts: map[string][]netip.Addr{"hang.test": mustAddrs("::1", "127.0.0.1")},
+		Trace: func(ev TraceEvent) {
+			if ev.Kind == TraceAttemptStarted && ev.Attempt == 1 {
+				close(driving)
+			}
+		}}
+	r, err := d.Start("hang.test", uint16(port), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	waited := make(chan bool)
 	go func() { waited <- r.Wait(time.Time{}) }()
-	time.Sleep(20 * time.Millisecond)
+	select {
+	case <-driving:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Wait did not start the second attempt")
+	}
 	r.Cancel(context.Canceled)
 	select {
 	case done := <-waited:
@@ -258,7 +374,7 @@ func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
 }
 
 func TestCallerThreadCancelWithNoDriver(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	var d Dialer
 	fired := 0
@@ -306,11 +422,9 @@ func TestCallerThreadSeveralWaiters(t *testing.T) {
 }
 
 func TestCallerThreadRefusedIsErrno(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := portOf(ln)
-	ln.Close()
+	port := closedPort(t)
 	var d Dialer
-	r, err := d.Start("127.0.0.1", uint16(port), nil)
+	r, err := d.Start("127.0.0.1", port, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -27,21 +26,22 @@ func withHistory(t *testing.T) {
 // IPv6's loss, every later one (whatever its driver) goes IPv4 first.
 func TestHistoryAcrossDrivers(t *testing.T) {
 	withHistory(t)
-	port := synDropListener(t, "::1", 0)
-	echoListener(t, net.JoinHostPort("127.0.0.1", itoa(port)))
+	port := v6DropsV4Echoes(t)
 	hosts := map[string][]netip.Addr{"dual.test": mustAddrs("::1", "127.0.0.1")}
-	d := Dialer{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: hosts}
+	// IPv4 first wins before the attempt delay would start ::1: a delay
+	// long enough that a driver scheduled late cannot get there first.
+	d := Dialer{ConnectionAttemptDelay: 250 * time.Millisecond, Hosts: hosts}
 
-	first := runAsync(t, d, "dual.test", port, 0)
+	first := runAsync(t, d, nil, "dual.test", port, "")
 	want := []string{"attempt-started #0 ::1", "attempt-delay", "attempt-started #1 127.0.0.1", "attempt-won #1 127.0.0.1", "attempt-closed #0 ::1", "done"}
 	if first.outcome != "won 127.0.0.1" || strings.Join(first.steps, "|") != strings.Join(want, "|") {
 		t.Fatalf("first race: %s\n  %s", first.outcome, strings.Join(first.steps, "\n  "))
 	}
 	want = []string{"history ipv4", "attempt-started #0 127.0.0.1", "attempt-delay", "attempt-won #0 127.0.0.1", "done"}
-	for name, run := range map[string]func(*testing.T, Dialer, string, int, time.Duration) driverRun{
+	for name, run := range map[string]func(*testing.T, Dialer, *steps, string, int, string) driverRun{
 		"async": runAsync, "caller thread": runCallerThread, "netpoll": runNetpoll,
 	} {
-		r := run(t, d, "dual.test", port, 0)
+		r := run(t, d, nil, "dual.test", port, "")
 		if r.outcome != "won 127.0.0.1" || strings.Join(r.steps, "|") != strings.Join(want, "|") {
 			t.Fatalf("%s, after the loss: %s\n  %s", name, r.outcome, strings.Join(r.steps, "\n  "))
 		}
@@ -63,16 +63,16 @@ func TestHistoryAcrossDrivers(t *testing.T) {
 	// Off for one Dialer, off for the process, cleared: IPv6 first again.
 	off := d
 	off.DisableHistory = true
-	if r := runAsync(t, off, "dual.test", port, 0); r.steps[0] != "attempt-started #0 ::1" {
+	if r := runAsync(t, off, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
 		t.Fatalf("DisableHistory: %v", r.steps)
 	}
 	SetHistoryEnabled(false)
-	if r := runAsync(t, d, "dual.test", port, 0); r.steps[0] != "attempt-started #0 ::1" {
+	if r := runAsync(t, d, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
 		t.Fatalf("history off: %v", r.steps)
 	}
 	SetHistoryEnabled(true)
 	ClearHistory()
-	if r := runAsync(t, d, "dual.test", port, 0); r.steps[0] != "attempt-started #0 ::1" {
+	if r := runAsync(t, d, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
 		t.Fatalf("after ClearHistory: %v", r.steps)
 	}
 }

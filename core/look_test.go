@@ -97,16 +97,6 @@ func TestLookRacesThePollerWithoutDoubleDelivery(t *testing.T) {
 	}
 }
 
-// closedPort is a loopback port with nothing listening (a listener opened
-// and closed at once): connects to it are refused.
-func closedPort(t *testing.T) uint16 {
-	t.Helper()
-	ln := echoListener(t, "127.0.0.1:0")
-	p := uint16(portOf(ln))
-	ln.Close()
-	return p
-}
-
 // A loopback connect is settled as it starts: ConnectAsync returns with
 // the race decided (onDone already called, on this goroutine), without the
 // shared poller; a refusal likewise.

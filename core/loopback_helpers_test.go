@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hev2/hev2/internal/loopbacktest"
 )
 
 // openFDs counts this process's open descriptors.
@@ -23,14 +25,15 @@ func openFDs(t *testing.T) int {
 }
 
 // checkLeaks fails the test if it leaves descriptors or goroutines behind.
-// Goroutines of abandoned lookups may take a moment to finish, so the
-// check waits for the counts to settle before failing.
+// Goroutines of abandoned lookups may take a moment to finish (more on a
+// loaded machine), so the check waits for the counts to settle, up to 10
+// s, before failing.
 func checkLeaks(t *testing.T) {
 	t.Helper()
 	_ = Init() // the shared poller lives for the process
 	fds, gs := openFDs(t), runtime.NumGoroutine()
 	t.Cleanup(func() {
-		deadline := time.Now().Add(2 * time.Second)
+		deadline := time.Now().Add(10 * time.Second)
 		for {
 			nf, ng := openFDs(t), runtime.NumGoroutine()
 			if nf <= fds && ng <= gs {
@@ -46,38 +49,58 @@ func checkLeaks(t *testing.T) {
 	})
 }
 
-// synDropListener listens on addr with a backlog of 0 and fills that
-// backlog with one connection that is never accepted: the kernel then
-// drops further SYNs, so connects hang exactly as with a blackholed path,
-// without root.
-func synDropListener(t *testing.T, ip string, port int) int {
+// synDropListener listens on ip (127.0.0.1 or ::1) on a port the kernel
+// chooses, dropping SYNs (dropSYNsOn), and returns the port.
+func synDropListener(t *testing.T, ip string) int {
 	t.Helper()
-	family, sa := unix.AF_INET, unix.Sockaddr(&unix.SockaddrInet4{Port: port, Addr: [4]byte{127, 0, 0, 1}})
-	if ip == "::1" {
-		family, sa = unix.AF_INET6, &unix.SockaddrInet6{Port: port, Addr: [16]byte{15: 1}}
+	fd, port := loopbacktest.Bind(t, ip, 0)
+	dropSYNsOn(t, fd, ip, port)
+	return port
+}
+
+// dropSYNsOn listens on the bound socket fd (ip, port) with a backlog of
+// 0 and fills that backlog with one connection that is never accepted:
+// the kernel then drops further SYNs, so connects hang exactly as with a
+// blackholed path, without root.
+func dropSYNsOn(t *testing.T, fd int, ip string, port int) {
+	t.Helper()
+	if err := unix.Listen(fd, 0); err != nil {
+		t.Fatal(err)
 	}
-	ln, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	filler, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := unix.Bind(ln, sa); err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.Listen(ln, 0); err != nil {
-		t.Fatal(err)
-	}
-	lsa, _ := unix.Getsockname(ln)
-	switch s := lsa.(type) {
-	case *unix.SockaddrInet4:
-		port = s.Port
-	case *unix.SockaddrInet6:
-		port = s.Port
-	}
-	filler, err := net.DialTimeout("tcp", net.JoinHostPort(ip, strconv.Itoa(port)), time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { filler.Close(); unix.Close(ln) })
+	t.Cleanup(func() { filler.Close() })
+}
+
+// v6DropsV4Echoes returns a port on which ::1 drops SYNs and 127.0.0.1
+// echoes: the two families' halves of one port, held together
+// (loopbacktest.BothFamilies) so that no other test's listener is reached
+// on either.
+func v6DropsV4Echoes(t *testing.T) int {
+	t.Helper()
+	port, v4, v6 := loopbacktest.BothFamilies(t)
+	dropSYNsOn(t, v6, "::1", port)
+	echoOn(t, v4)
+	return port
+}
+
+// v6RefusesV4Echoes returns a port on which ::1 refuses (bound, not
+// listening) and 127.0.0.1 echoes.
+func v6RefusesV4Echoes(t *testing.T) int {
+	t.Helper()
+	port, v4, _ := loopbacktest.BothFamilies(t)
+	echoOn(t, v4)
+	return port
+}
+
+// bothDrop returns a port on which ::1 and 127.0.0.1 both drop SYNs.
+func bothDrop(t *testing.T) int {
+	t.Helper()
+	port, v4, v6 := loopbacktest.BothFamilies(t)
+	dropSYNsOn(t, v4, "127.0.0.1", port)
+	dropSYNsOn(t, v6, "::1", port)
 	return port
 }
 
@@ -89,21 +112,57 @@ func echoListener(t *testing.T, addr string) *net.TCPListener {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				buf := make([]byte, 64)
-				n, _ := c.Read(buf)
-				c.Write(buf[:n])
-			}()
-		}
-	}()
+	go echo(ln)
 	return ln.(*net.TCPListener)
+}
+
+// echoOn listens on the bound socket fd (loopbacktest.Bind or
+// BothFamilies) and echoes, as echoListener does. The listener works on a
+// copy of fd; fd itself stays open until the test's cleanup, and so does
+// the listening socket.
+func echoOn(t *testing.T, fd int) {
+	t.Helper()
+	if err := unix.Listen(fd, 128); err != nil {
+		t.Fatal(err)
+	}
+	// os.NewFile's file closes its fd when collected: it gets a copy.
+	dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(dup), "echo")
+	ln, err := net.FileListener(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go echo(ln)
+}
+
+// closedPort is a port of 127.0.0.1 whose connects are refused: bound
+// and never listening, so that no other test (of this package or another
+// run in parallel) can start listening there meanwhile, as it could on a
+// port whose listener was closed.
+func closedPort(t *testing.T) uint16 {
+	t.Helper()
+	return uint16(loopbacktest.Refusing(t, "127.0.0.1"))
+}
+
+// echo serves ln until it is closed.
+func echo(ln net.Listener) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			buf := make([]byte, 64)
+			n, _ := c.Read(buf)
+			c.Write(buf[:n])
+		}()
+	}
 }
 
 func portOf(ln *net.TCPListener) int { return ln.Addr().(*net.TCPAddr).Port }

@@ -16,7 +16,7 @@ import (
 // allocation is also garbage for the collector to find while the live
 // heap is large (bench_pending); the cancel makes none.
 func TestPendingRaceStartAllocatesTwoAndItsCancelNone(t *testing.T) {
-	port := synDropListener(t, "127.0.0.1", 0)
+	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	var d Dialer
 	var lastErr error

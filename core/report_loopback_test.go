@@ -16,8 +16,7 @@ import (
 // listens. The report says IPv4 won because IPv6 failed, through both
 // drivers that hand out a Result.
 func TestReportOfLoopbackRace(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := uint16(portOf(ln))
+	port := uint16(v6RefusesV4Echoes(t))
 	checkLeaks(t)
 	d := Dialer{Record: true, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
 	check := func(t *testing.T, res *Result, err error) {
@@ -62,9 +61,7 @@ func TestReportOfLoopbackRace(t *testing.T) {
 // A failed race carries its report in the *Error, also through
 // DialContext's *net.OpError.
 func TestReportOfLoopbackFailure(t *testing.T) {
-	ln := echoListener(t, "127.0.0.1:0")
-	port := portOf(ln)
-	ln.Close()
+	port := int(closedPort(t))
 	checkLeaks(t)
 	d := Dialer{Record: true}
 	_, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))

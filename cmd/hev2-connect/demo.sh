@@ -18,7 +18,8 @@ mkfifo "$fifo"
 helper=$!
 exec 3> "$fifo"
 trap 'exec 3>&-; wait $helper 2>/dev/null; rm -f "$fifo" "$fifo.port"' EXIT
-for _ in 1 2 3 4 5 6 7 8 9 10; do [ -s "$fifo.port" ] && break; sleep 0.1; done
+i=0
+while [ ! -s "$fifo.port" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 port=$(cat "$fifo.port")
 out=$build/demo
 mkdir -p "$out"

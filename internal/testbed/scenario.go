@@ -30,6 +30,12 @@ type Scenario struct {
 	// blackholed connects in under 2 s"): beyond it the row fails.
 	BoundMS float64
 
+	// Alone runs the row with no other row at the same time: its verdict
+	// rests on a margin of tens of milliseconds (inside RFC 8305's fixed
+	// 50 ms Resolution Delay), which other rows' clients starting beside
+	// it would eat.
+	Alone bool
+
 	// IPv6Only runs the client in the bed's IPv6-only namespace (no IPv4
 	// route: a NAT64 network's host).
 	IPv6Only bool

@@ -85,19 +85,22 @@ func (b *Bed) ProbeConnect(a netip.Addr, port uint16, limit time.Duration) (time
 }
 
 // probeHold connects to a and reports how long the server keeps the
-// connection open before closing it.
+// connection open before closing it, counted from before the connect: the
+// server's hold starts when it accepts, which may be well before this
+// goroutine runs again after the connect on a loaded machine (a hold
+// counted from then looked short, and failed the self-check).
 func (b *Bed) probeHold(a netip.Addr, limit time.Duration) (time.Duration, error) {
 	var held time.Duration
 	var herr error
 	err := b.InClient(func() error {
+		start := time.Now()
 		c, err := net.DialTimeout("tcp", net.JoinHostPort(a.String(), strconv.Itoa(int(b.Port))), limit)
 		if err != nil {
 			herr = err
 			return nil
 		}
 		defer c.Close()
-		start := time.Now()
-		c.SetReadDeadline(start.Add(limit))
+		c.SetReadDeadline(time.Now().Add(limit))
 		_, err = c.Read(make([]byte, 1))
 		held = time.Since(start)
 		if !errors.Is(err, io.EOF) {

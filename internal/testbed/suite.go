@@ -109,6 +109,8 @@ func RunSuiteTraced(ctx context.Context, bed *Bed, client []string, rows []Scena
 	}
 	results := make([]RowResult, len(rows))
 	sem := make(chan struct{}, parallel)
+	// Every row holds running for reading, an Alone row for writing.
+	var running sync.RWMutex
 	var wg sync.WaitGroup
 	for i, row := range rows {
 		if reason, out := sel.why(row); out {
@@ -120,6 +122,13 @@ func RunSuiteTraced(ctx context.Context, bed *Bed, client []string, rows []Scena
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			if row.Alone {
+				running.Lock()
+				defer running.Unlock()
+			} else {
+				running.RLock()
+				defer running.RUnlock()
+			}
 			results[i] = runRow(ctx, bed, client, row, traceDir)
 		}()
 	}

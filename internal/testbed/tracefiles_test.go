@@ -2,13 +2,13 @@ package testbed
 
 import (
 	"context"
-	"net"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/loopbacktest"
 	"github.com/hev2/hev2/internal/testbed/contract"
 )
 
@@ -16,17 +16,14 @@ import (
 // passes the suite's check when the client says it failed, and the check
 // catches files that tell another race or are missing. No root needed.
 func TestCheckTraceFiles(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := uint16(l.Addr().(*net.TCPAddr).Port)
-	l.Close()         // refused from now on
+	// Bound and never listening, for the whole test: a closed listener's
+	// port could be taken by another test in between.
+	port := uint16(loopbacktest.Refusing(t, "127.0.0.1"))
 	var mu sync.Mutex // Trace runs on whichever goroutine steps the race
 	var events []core.TraceEvent
 	d := core.Dialer{Trace: func(ev core.TraceEvent) { mu.Lock(); events = append(events, ev); mu.Unlock() }}
 	if _, err := d.Connect(context.Background(), "127.0.0.1", port); err == nil {
-		t.Skip("the closed port accepted a connection")
+		t.Fatal("the refusing port accepted a connection")
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -26,6 +26,12 @@ type Behaviour struct {
 	// RejectEDNS answers FORMERR to queries that carry an EDNS0 record, as
 	// servers that predate EDNS0 do; queries without one get the answer.
 	RejectEDNS bool
+	// AfterAAAA (for an A entry) holds the n-th A query's answer until
+	// the name's n-th AAAA answer has been written, AfterAAAAWait at
+	// most: a client that asks both at once then learns AAAA first,
+	// however late a loaded machine runs the server, and no Resolution
+	// Delay (RFC 8305's fixed 50 ms) decides its race.
+	AfterAAAA bool
 
 	// Hostile or broken servers (the built-in resolver's tests):
 
@@ -39,6 +45,11 @@ type Behaviour struct {
 	// answer from the wrong source, which a client must not take.
 	Forge func(query *dns.Msg) []byte
 }
+
+// AfterAAAAWait bounds how long an AfterAAAA answer waits for its AAAA
+// (a client that never asks AAAA): below the one second a client of the
+// test bed's resolv.conf waits for an answer.
+const AfterAAAAWait = 500 * time.Millisecond
 
 // Answer answers at once with addrs.
 func Answer(addrs ...netip.Addr) Behaviour { return Behaviour{Addrs: addrs} }
@@ -90,6 +101,9 @@ func (b Behaviour) String() string {
 	}
 	if b.Delay > 0 {
 		s += fmt.Sprintf(" after %v", b.Delay)
+	}
+	if b.AfterAAAA {
+		s += " after AAAA"
 	}
 	return s
 }

@@ -33,6 +33,12 @@ type Server struct {
 	servers []*dns.Server
 	pending sync.WaitGroup // delayed answers still to be written
 	closed  chan struct{}
+
+	// For AfterAAAA: per name, the A queries that arrived and the AAAA
+	// answers written, and a channel closed (and replaced) at each AAAA
+	// answer.
+	aQueries, aaaaAnswers map[string]int
+	aaaaWritten           map[string]chan struct{}
 }
 
 type key struct {
@@ -50,7 +56,8 @@ type Query struct {
 
 // New returns a server with an empty table that serves nothing yet.
 func New() *Server {
-	return &Server{table: map[key]Behaviour{}, closed: make(chan struct{})}
+	return &Server{table: map[key]Behaviour{}, closed: make(chan struct{}),
+		aQueries: map[string]int{}, aaaaAnswers: map[string]int{}, aaaaWritten: map[string]chan struct{}{}}
 }
 
 // Serve starts a server answering on udp and tcp (either may be nil) until
@@ -187,7 +194,11 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if b.Forge != nil && proto == "udp" {
 		forge(w, b.Forge(r))
 	}
-	if b.Delay > 0 {
+	var pair int // for AfterAAAA: the AAAA answer count this A waits for
+	if b.AfterAAAA && q.Qtype == dns.TypeA {
+		pair = s.countAQuery(q.Name)
+	}
+	if b.Delay > 0 || pair > 0 {
 		// Answer later from another goroutine: a TCP connection must stay
 		// able to carry other queries meanwhile.
 		s.pending.Add(1)
@@ -195,13 +206,76 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 			defer s.pending.Done()
 			select {
 			case <-time.After(b.Delay):
-				reply(w, r, q, b, proto)
 			case <-s.closed:
+				return
 			}
+			if pair > 0 && !s.awaitAAAA(q.Name, pair) {
+				return
+			}
+			s.reply(w, r, q, b, proto)
 		}()
 		return
 	}
+	s.reply(w, r, q, b, proto)
+}
+
+// reply is the package's reply that also counts AAAA answers (AfterAAAA).
+func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, q dns.Question, b Behaviour, proto string) {
 	reply(w, r, q, b, proto)
+	if q.Qtype != dns.TypeAAAA {
+		return
+	}
+	name := canonical(q.Name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.aaaaAnswers[name]++
+	if c, ok := s.aaaaWritten[name]; ok {
+		close(c)
+		delete(s.aaaaWritten, name)
+	}
+}
+
+// countAQuery counts an A query of name; the count is the AAAA answer
+// its answer waits for.
+func (s *Server) countAQuery(name string) int {
+	name = canonical(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.aQueries[name]++
+	return s.aQueries[name]
+}
+
+// awaitAAAA waits until name has had n AAAA answers, AfterAAAAWait at
+// most (then the count is taken as reached, so that a client that asked A
+// alone once does not make every later A of the name wait); false if the
+// server closed meanwhile.
+func (s *Server) awaitAAAA(name string, n int) bool {
+	name = canonical(name)
+	limit := time.NewTimer(AfterAAAAWait)
+	defer limit.Stop()
+	for {
+		s.mu.Lock()
+		if s.aaaaAnswers[name] >= n {
+			s.mu.Unlock()
+			return true
+		}
+		c, ok := s.aaaaWritten[name]
+		if !ok {
+			c = make(chan struct{})
+			s.aaaaWritten[name] = c
+		}
+		s.mu.Unlock()
+		select {
+		case <-c:
+		case <-limit.C:
+			s.mu.Lock()
+			s.aaaaAnswers[name] = max(s.aaaaAnswers[name], n)
+			s.mu.Unlock()
+			return true
+		case <-s.closed:
+			return false
+		}
+	}
 }
 
 // reply writes b's answer to r: Raw's messages as they are, else the

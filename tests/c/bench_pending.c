@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 	}
 	hev2_set_max_handles(n + 10);
 	struct blackhole bh;
-	if (blackhole_start(&bh, AF_INET, 0) != 0) {
+	if (blackhole_start(&bh, AF_INET) != 0) {
 		perror("blackhole");
 		return 1;
 	}

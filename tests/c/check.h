@@ -50,7 +50,7 @@ extern int check_count;
 /* CHECK_FDS: no fd left open compared with a count taken before. Other
  * threads (the test servers closing what they accepted, the Go runtime
  * reading its cgroup limits) open and close fds on their own, so the count
- * is given up to two seconds to come back down; fewer fds than before is
+ * is given up to ten seconds to come back down; fewer fds than before is
  * no leak. */
 #define CHECK_FDS(before)                                                      \
 	do {                                                                   \

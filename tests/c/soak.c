@@ -116,7 +116,8 @@ int main(int argc, char **argv)
 		return 1;
 	accept_port = port_of(lf);
 	drop_port = port_of(df);
-	refuse_port = refused_port();
+	int refusing; /* held until exit: the port stays refused, and ours */
+	refuse_port = refused_port(&refusing);
 	pthread_t acc;
 	pthread_create(&acc, NULL, accept_and_close, (void *)(intptr_t)lf);
 	hev2_init();

@@ -232,9 +232,11 @@ static void test_refused(void)
 	hev2_options o;
 	hev2_options_init(&o);
 	hev2_conn c;
-	int port = refused_port();
+	int held;
+	int port = refused_port(&held);
 	CHECK_RC(connect_cb("127.0.0.1", portstr(port), &o, &c), HEV2_OK);
 	CHECK_RC(hev2_wait(c, 5000), HEV2_OK);
+	close(held);
 	hev2_result_info r = {.size = sizeof r};
 	CHECK_RC(hev2_result(c, &r), HEV2_OK);
 	CHECK_RC(r.status, HEV2_ECONNECT);
@@ -259,25 +261,8 @@ static void test_static_fallback(void)
 		return;
 	}
 	struct blackhole bh;
-	struct server s4 = {.fd = -1, .port = 0};
-	int ok = -1;
-	for (int i = 0; i < 20 && ok < 0; i++) {
-		if (blackhole_start(&bh, AF_INET6, 0) < 0)
-			continue;
-		/* the same port on 127.0.0.1 */
-		s4.fd = -1;
-		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)bh.port),
-		                         .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-		if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && listen(fd, 64) == 0) {
-			s4.fd = fd;
-			s4.port = bh.port;
-			ok = 0;
-		} else {
-			close(fd);
-			blackhole_stop(&bh);
-		}
-	}
+	struct server s4;
+	int ok = fallback_start(&s4, &bh);
 	CHECK(ok == 0);
 	if (ok)
 		return;
@@ -319,8 +304,9 @@ static void test_static_fallback(void)
 	CHECK_INT(kinds[0], HEV2_EV_ATTEMPT_STARTED);
 	CHECK(started1 >= 35);
 	/* the attempt delay announced when attempt 0 started is when attempt 1
-	 * started (the timer never fires early) */
-	CHECK(delay_until >= 35 && started1 >= delay_until && started1 < delay_until + 30);
+	 * started: the timer never fires early, and fires (late by at most
+	 * what a loaded machine's scheduling takes) */
+	CHECK(delay_until >= 35 && started1 >= delay_until && started1 < delay_until + 1000);
 	CHECK_INT(kinds[n - 1], HEV2_EV_DONE);
 	hev2_event_info e = {.size = sizeof e};
 	CHECK_RC(hev2_get_event(c, r.n_events, &e), HEV2_EINVAL);
@@ -335,8 +321,9 @@ static void test_static_fallback(void)
 	CHECK_RC(hev2_wait(c, 5000), HEV2_OK);
 	CHECK_RC(hev2_result(c, &r), HEV2_OK);
 	CHECK_RC(r.status, HEV2_OK);
-	CHECK_INT(r.n_attempts, 1);
-	CHECK(r.elapsed_ms < 35);
+	CHECK_INT(r.n_attempts, 1); /* ::1 never tried, so no attempt delay */
+	CHECK_RC(hev2_get_attempt(c, 0, &a0), HEV2_OK);
+	CHECK(strcmp(a0.address, "127.0.0.1") == 0 && a0.won == 1);
 	hev2_release(c); /* closes the winner */
 
 	/* serial mode with connect_timeout: ::1 times out, then 127.0.0.1 */
@@ -352,14 +339,14 @@ static void test_static_fallback(void)
 	CHECK(r.elapsed_ms >= 55);
 	hev2_release(c);
 
-	close(s4.fd);
+	server_stop(&s4);
 	blackhole_stop(&bh);
 }
 
 static void test_timeouts(void)
 {
 	struct blackhole bh;
-	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	CHECK(blackhole_start(&bh, AF_INET) == 0);
 	static const struct {
 		int field, ms, kind;
 	} cases[] = {
@@ -394,7 +381,7 @@ static void test_timeouts(void)
 static void test_wait_fd_cancel(void)
 {
 	struct blackhole bh;
-	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	CHECK(blackhole_start(&bh, AF_INET) == 0);
 	hev2_options o;
 	hev2_options_init(&o);
 	hev2_conn c;
@@ -462,7 +449,7 @@ static void *wait_thread(void *arg)
 static void test_concurrent_wait(void)
 {
 	struct blackhole bh;
-	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	CHECK(blackhole_start(&bh, AF_INET) == 0);
 	for (int release = 0; release < 2; release++) {
 		struct waiter w = {.rc = 99};
 		CHECK_RC(hev2_connect("127.0.0.1", portstr(bh.port), NULL, &w.c), HEV2_OK);
@@ -517,7 +504,7 @@ static void test_completion_job(void)
 static void test_capacity_and_stats(void)
 {
 	struct blackhole bh;
-	CHECK(blackhole_start(&bh, AF_INET, 0) == 0);
+	CHECK(blackhole_start(&bh, AF_INET) == 0);
 	hev2_stats_info s0 = {.size = sizeof s0}, s = {.size = sizeof s};
 	CHECK_RC(hev2_stats(&s0), HEV2_OK);
 	CHECK_INT(s0.max_handles, HEV2_DEFAULT_MAX_HANDLES);
@@ -538,8 +525,10 @@ static void test_capacity_and_stats(void)
 	CHECK_RC(hev2_cancel(a), HEV2_OK);
 	CHECK_RC(hev2_wait(a, 5000), HEV2_OK);
 	CHECK(wait_idle(0) == 0);
-	/* a finished handle no longer counts against the cap */
-	for (int i = 0; i < 100 && hev2_connect("127.0.0.1", portstr(bh.port), NULL, &c) == HEV2_ECAPACITY; i++)
+	/* a finished handle no longer counts against the cap (once its
+	 * callback has run, on a library thread: polled, for up to 5 s) */
+	for (double end = now_ms() + 5000;
+	     hev2_connect("127.0.0.1", portstr(bh.port), NULL, &c) == HEV2_ECAPACITY && now_ms() < end;)
 		usleep(1000);
 	CHECK(c != 0);
 	hev2_release(a);

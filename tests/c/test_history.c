@@ -58,7 +58,7 @@ int main(void)
 	}
 	struct server s4;
 	struct blackhole bh;
-	if (server_start(&s4, AF_INET) != 0 || blackhole_start(&bh, AF_INET6, s4.port) != 0) {
+	if (fallback_start(&s4, &bh) != 0) {
 		perror("listeners");
 		return 1;
 	}
@@ -73,7 +73,7 @@ int main(void)
 	hev2_options o;
 	hev2_options_init(&o);
 	CHECK_INT(o.history, 1);
-	o.connection_attempt_delay_ms = 30;
+	o.connection_attempt_delay_ms = 250; /* longer than a late driver: IPv4 first wins before ::1 starts */
 	o.static_hosts = "dual.test:::1,127.0.0.1";
 	o.record_events = 1;
 	hev2_result_info r;
@@ -121,7 +121,7 @@ int main(void)
 	 * default: history on. */
 	hev2_options old;
 	hev2_options_init_size(&old, offsetof(hev2_options, nat64));
-	old.connection_attempt_delay_ms = 30;
+	old.connection_attempt_delay_ms = 250; /* longer than a late driver: IPv4 first wins before ::1 starts */
 	old.static_hosts = o.static_hosts;
 	hev2_conn c;
 	CHECK_RC(hev2_connect("dual.test", port, &old, &c), HEV2_OK);

@@ -181,7 +181,7 @@ int main(int argc, char **argv)
 	CHECK(now.sa_handler != SIG_IGN);
 	CHECK(raise(SIGPIPE) == 0); /* still ignored for the host itself */
 
-	if (server_start(&srv, AF_INET) < 0 || blackhole_start(&bh, AF_INET, 0) < 0)
+	if (server_start(&srv, AF_INET) < 0 || blackhole_start(&bh, AF_INET) < 0)
 		return 1;
 	snprintf(ok_port, sizeof ok_port, "%d", srv.port);
 	snprintf(drop_port, sizeof drop_port, "%d", bh.port);

@@ -11,6 +11,7 @@
  * HEV2_STORM_PER_THREAD sets the connections per thread (default 1000;
  * 12500 makes the 100,000 of a long run). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -177,32 +178,64 @@ static void *stormer(void *arg)
  * library's wake eventfds while it waits, made once and kept for the
  * process (hev2.h, "Driven by the waiter"): make the storm's eight before
  * counting fds. */
-static pthread_barrier_t all_waiting;
+static _Atomic hev2_conn waiting[THREADS];
+
+/* count_eventfds counts this process's eventfds (the wake fds among
+ * them; the Go runtime's passing fds are files, the handles' sockets). */
+static int count_eventfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], link[300];
+	int n = 0;
+	while (d && (e = readdir(d))) {
+		snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+		ssize_t len = readlink(path, link, sizeof link - 1);
+		link[len < 0 ? 0 : len] = 0;
+		n += strcmp(link, "anon_inode:[eventfd]") == 0;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
 
 static void *hold_a_wake_fd(void *arg)
 {
-	(void)arg;
+	_Atomic hev2_conn *slot = arg;
 	hev2_options o;
 	hev2_options_init(&o);
 	o.drive = HEV2_DRIVE_WAITER;
 	hev2_conn c;
 	if (hev2_connect("127.0.0.1", ports[1], &o, &c) == HEV2_OK) {
-		pthread_barrier_wait(&all_waiting);
-		hev2_wait(c, 100); /* all eight inside hev2_wait at once */
-		hev2_release(c);
+		atomic_store(slot, c);
+		hev2_wait(c, 10000); /* until make_wake_fds cancels it */
 	}
 	return NULL;
 }
 
 static void make_wake_fds(void)
 {
+	/* All eight inside hev2_wait at once: not for a fixed time (a loaded
+	 * machine may start a thread after another's wait is over), but until
+	 * the eight wake fds exist. Until now at most one thread waited at a
+	 * time (warm_up), so the library holds the one hev2_init made. */
+	int want = count_eventfds() + THREADS - 1;
 	pthread_t t[THREADS];
-	pthread_barrier_init(&all_waiting, NULL, THREADS);
 	for (long i = 0; i < THREADS; i++)
-		pthread_create(&t[i], NULL, hold_a_wake_fd, NULL);
-	for (int i = 0; i < THREADS; i++)
+		pthread_create(&t[i], NULL, hold_a_wake_fd, &waiting[i]);
+	double end = now_ms() + 10000;
+	while (count_eventfds() < want && now_ms() < end)
+		usleep(1000);
+	CHECK(count_eventfds() >= want);
+	for (int i = 0; i < THREADS; i++) {
+		while (atomic_load(&waiting[i]) == 0 && now_ms() < end)
+			usleep(1000);
+		hev2_cancel(atomic_load(&waiting[i]));
+	}
+	for (int i = 0; i < THREADS; i++) {
 		pthread_join(t[i], NULL);
-	pthread_barrier_destroy(&all_waiting);
+		hev2_release(atomic_load(&waiting[i]));
+	}
 }
 
 int main(void)
@@ -217,11 +250,12 @@ int main(void)
 		return 1;
 	/* Every connection's socket stays open until it is released. */
 	hev2_set_max_handles(THREADS * per_thread + 100);
-	if (server_start(&srv, AF_INET) < 0 || blackhole_start(&bh, AF_INET, 0) < 0)
+	if (server_start(&srv, AF_INET) < 0 || blackhole_start(&bh, AF_INET) < 0)
 		return 1;
 	snprintf(ports[0], 16, "%d", srv.port);
 	snprintf(ports[1], 16, "%d", bh.port);
-	snprintf(ports[2], 16, "%d", refused_port());
+	int refusing; /* held until exit: the port stays refused, and ours */
+	snprintf(ports[2], 16, "%d", refused_port(&refusing));
 	warm_up(srv.port);
 	make_wake_fds();
 	hev2_stats_info s0 = {.size = sizeof s0}, s1 = {.size = sizeof s1};

@@ -70,6 +70,25 @@ static int listen_on(int af, int port, int backlog)
 	return fd;
 }
 
+/* bound_socket is a TCP socket bound to af's loopback address and port (0:
+ * the kernel chooses), not listening. Without SO_REUSEADDR: no other bind
+ * of that address and port succeeds while it is open. */
+static int bound_socket(int af, int port)
+{
+	int fd = socket(af, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_storage ss;
+	socklen_t len = make_addr(&ss, af, port);
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0) {
+		int e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
 static void *accept_loop(void *arg)
 {
 	struct server *s = arg;
@@ -85,38 +104,75 @@ static void *accept_loop(void *arg)
 	}
 }
 
+/* server_run starts the accepting thread of s, whose fd listens. */
+static int server_run(struct server *s)
+{
+	s->port = port_of(s->fd);
+	if (pthread_create(&s->thread, NULL, accept_loop, s) != 0) {
+		close(s->fd);
+		return -1;
+	}
+	return 0;
+}
+
 int server_start(struct server *s, int af)
 {
 	s->fd = listen_on(af, 0, 4096);
 	if (s->fd < 0)
 		return -1;
-	s->port = port_of(s->fd);
-	pthread_t t;
-	if (pthread_create(&t, NULL, accept_loop, s) != 0)
+	return server_run(s);
+}
+
+int server_start_on(struct server *s, int fd)
+{
+	s->fd = fd;
+	if (listen(fd, 4096) < 0) {
+		close(fd);
 		return -1;
-	pthread_detach(t);
-	return 0;
+	}
+	return server_run(s);
 }
 
 void server_stop(struct server *s)
 {
 	shutdown(s->fd, SHUT_RDWR); /* wakes accept with EINVAL */
-	usleep(10000);
+	/* The thread is done with the fd before it is closed: a closed fd's
+	 * number can be another listener's at once. */
+	pthread_join(s->thread, NULL);
 	close(s->fd);
 }
 
-int blackhole_start(struct blackhole *b, int af, int port)
+/* blackhole_fill fills the backlog (0) of b's listening fd with one
+ * connection that is never accepted: further SYNs are dropped. */
+static int blackhole_fill(struct blackhole *b)
 {
-	b->fd = listen_on(af, port, 0);
-	if (b->fd < 0)
+	struct sockaddr_storage me;
+	socklen_t melen = sizeof me;
+	if (getsockname(b->fd, (struct sockaddr *)&me, &melen) < 0)
 		return -1;
 	b->port = port_of(b->fd);
-	b->filler = socket(af, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	b->filler = socket(me.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_storage ss;
-	socklen_t len = make_addr(&ss, af, b->port);
+	socklen_t len = make_addr(&ss, me.ss_family, b->port);
 	if (connect(b->filler, (struct sockaddr *)&ss, len) < 0)
 		return -1;
 	return 0;
+}
+
+int blackhole_start(struct blackhole *b, int af)
+{
+	b->fd = listen_on(af, 0, 0);
+	if (b->fd < 0)
+		return -1;
+	return blackhole_fill(b);
+}
+
+int blackhole_start_on(struct blackhole *b, int fd)
+{
+	b->fd = fd;
+	if (listen(fd, 0) < 0)
+		return -1;
+	return blackhole_fill(b);
 }
 
 void blackhole_stop(struct blackhole *b)
@@ -125,16 +181,49 @@ void blackhole_stop(struct blackhole *b)
 	close(b->fd);
 }
 
-int refused_port(void)
+int fallback_start(struct server *s4, struct blackhole *b6)
 {
-	/* Bind both families to one port without listening: connects are
-	 * refused, and nobody else can take the port while we hold it... but
-	 * we must release it for the kernel to answer RST, so take a port,
-	 * close, and rely on the ephemeral range not reusing it at once. */
-	int fd = listen_on(AF_INET, 0, 1);
-	int port = port_of(fd);
-	close(fd);
-	return port;
+	int fd4, fd6;
+	if (reserve_both(&fd4, &fd6) < 0)
+		return -1;
+	if (server_start_on(s4, fd4) < 0) {
+		close(fd6);
+		return -1;
+	}
+	if (blackhole_start_on(b6, fd6) < 0) {
+		server_stop(s4);
+		return -1;
+	}
+	return 0;
+}
+
+int refused_port(int *fd)
+{
+	*fd = bound_socket(AF_INET, 0);
+	return *fd < 0 ? -1 : port_of(*fd);
+}
+
+int reserve_both(int *fd4, int *fd6)
+{
+	/* The ephemeral range has tens of thousands of ports: a hundred taken
+	 * on ::1 in a row means something else is wrong. */
+	for (int i = 0; i < 100; i++) {
+		int f4 = bound_socket(AF_INET, 0);
+		if (f4 < 0)
+			return -1;
+		int port = port_of(f4);
+		int f6 = bound_socket(AF_INET6, port);
+		if (f6 >= 0) {
+			*fd4 = f4;
+			*fd6 = f6;
+			return port;
+		}
+		int e = errno;
+		close(f4);
+		if (e != EADDRINUSE)
+			return -1;
+	}
+	return -1;
 }
 
 void dump_fds(void)
@@ -168,7 +257,7 @@ int count_fds(void)
 int settled_fd_count(int want)
 {
 	int n = count_fds();
-	for (int i = 0; i < 200 && n > want; i++) {
+	for (double end = now_ms() + 10000; n > want && now_ms() < end;) {
 		struct timespec ts = {0, 10 * 1000 * 1000};
 		nanosleep(&ts, NULL);
 		n = count_fds();

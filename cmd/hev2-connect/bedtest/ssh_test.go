@@ -108,8 +108,8 @@ LogLevel ERROR
 		}
 	})
 	// Ready when it accepts (from the client namespace, on the address the
-	// race will win).
-	deadline := time.Now().Add(5 * time.Second)
+	// race will win); sshd may start slowly on a loaded machine.
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if _, err := bed.ProbeConnect(testbed.V4Good1, sshPort, 200*time.Millisecond); err == nil {
 			break

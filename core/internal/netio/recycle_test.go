@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hev2/hev2/core/internal/race"
+	"github.com/hev2/hev2/internal/loopbacktest"
 )
 
 type answerResolver struct{ addr netip.Addr }
@@ -69,12 +70,10 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 
 	// A failure is recycled too; a race a second thread waited for is not
 	// (it made the race's done channel, which that thread may still hold).
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := race.MachineConfig{Host: "127.0.0.1", Port: uint16(closed.Addr().(*net.TCPAddr).Port), Static: literal.Static}
-	closed.Close()
+	// (A port held bound and not listening: a closed listener's port
+	// could be taken by another test in between.)
+	closed := loopbacktest.Refusing(t, "127.0.0.1")
+	refused := race.MachineConfig{Host: "127.0.0.1", Port: uint16(closed), Static: literal.Static}
 	r = Start(refused, Params{}, func() {})
 	r.Drive(time.Now().Add(5 * time.Second))
 	if _, err := r.Outcome(); err == nil {
