@@ -99,7 +99,13 @@ func Scenarios() []Scenario {
 		{Name: "v6-blackhole-repeat", About: "IPv6 SYN-ACKs dropped, 10 connects in one process: the 1st pays the attempt delay, " +
 			"the 2nd..10th go to IPv4 first (history) and finish before it (time: their median)",
 			Args: []string{"--repeat", "10"},
-			AAAA: b(Answer(V6Blackhole1)), A: b(Answer(V4Good1)), Want: win(V4Good1), IdealMS: 0, RepeatBoundMS: 200},
+			// AAAA first, A right after it, every connect: the 1st tries
+			// IPv6 at once and so always records its loss, and the
+			// later ones find A within the Resolution Delay however
+			// late a loaded machine runs the server (a connect that
+			// learnt A 50 ms late would start with IPv6 as RFC 8305
+			// says, whatever history knows).
+			AAAA: b(Answer(V6Blackhole1)), A: afterAAAA(Answer(V4Good1)), Want: win(V4Good1), IdealMS: 0, RepeatBoundMS: 200},
 		{Name: "open-timeout", About: "every address blackholed: open_timeout bounds the whole call",
 			Args: []string{"--open-timeout", "500"},
 			AAAA: b(Answer(V6Blackhole1)), A: b(Answer(V4Blackhole1)), Want: Expect{Timeout: "open_timeout"}, IdealMS: 500},

@@ -257,10 +257,12 @@ func TestSystemThreadsReused(t *testing.T) {
 	srv.Set("*.slow.test", dns.TypeA, testdns.Behaviour{Addrs: []netip.Addr{v4addr}, Delay: 10 * time.Millisecond})
 	const n, bound = 1000, 16
 	var rep floodReport
-	// Threads idle out after 1 s: long enough that a loaded machine, slow
-	// to hand a finished slot to the next lookup, does not make a busy
-	// pool's threads exit and be made again mid-flood.
-	inChild(t, ns, childArgs{Mode: "flood", Host: "slow.test", N: n, MaxInFlight: bound, TimeoutMS: 30000, IdleMS: 1000}, &rep)
+	// Threads idle out after 5 s: long enough that a loaded machine, slow
+	// to hand a finished slot to the next lookup (the dispatcher that
+	// frees it was seen starved for over a second under -race with every
+	// core busy), does not make a busy pool's threads exit and be made
+	// again mid-flood.
+	inChild(t, ns, childArgs{Mode: "flood", Host: "slow.test", N: n, MaxInFlight: bound, TimeoutMS: 30000, IdleMS: 5000}, &rep)
 	st := rep.Stats
 	t.Logf("threads created %d for %d lookups, at most %d alive", st.Threads.Created, n, rep.MaxPoolThreads)
 	if rep.Answered != n {
