@@ -53,24 +53,7 @@ func childConnectBurst(a childArgs) (any, error) {
 		}
 	}()
 	rep.Baseline = resolvertest.OSThreads()
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			if n := resolvertest.OSThreads(); n > rep.MaxThreads {
-				rep.MaxThreads = n
-			}
-			if n := resolve.GAIThreads().Threads; n > rep.MaxPoolThreads {
-				rep.MaxPoolThreads = n
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
+	peaks := sampleThreadPeaks()
 	d := core.Dialer{Resolver: r}
 	var mu sync.Mutex
 	var ended sync.WaitGroup
@@ -151,8 +134,7 @@ func childConnectBurst(a childArgs) (any, error) {
 	}
 	both.Wait()
 	rep.BusyAfterHealthy = resolve.BusyCalls()
-	close(stop)
-	<-sampled
+	rep.MaxThreads, rep.MaxPoolThreads = peaks()
 	rep.Stats = r.Stats()
 	return rep, nil
 }

@@ -283,25 +283,7 @@ func childFlood(a childArgs) (any, error) {
 	waitPoolEmpty()
 	rep.Baseline, rep.GoroutinesBefore = resolvertest.OSThreads(), runtime.NumGoroutine()
 
-	stop := make(chan struct{})
-	maxc := make(chan int)
-	go func() {
-		peak := 0
-		for {
-			if n := resolvertest.OSThreads(); n > peak {
-				peak = n
-			}
-			if n := resolve.GAIThreads().Threads; n > rep.MaxPoolThreads {
-				rep.MaxPoolThreads = n
-			}
-			select {
-			case <-stop:
-				maxc <- peak
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
+	peaks := sampleThreadPeaks()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -332,8 +314,7 @@ func childFlood(a childArgs) (any, error) {
 	for deadline := time.Now().Add(10 * time.Second); r.Stats().InFlight > 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
-	close(stop)
-	rep.MaxThreads = <-maxc
+	rep.MaxThreads, rep.MaxPoolThreads = peaks()
 	waitPoolEmpty()
 	rep.ThreadsAfter, rep.GoroutinesAfter = resolvertest.OSThreads(), settledGoroutines(rep.GoroutinesBefore)
 	rep.Stats = r.Stats()
@@ -593,24 +574,7 @@ func childStarve(a childArgs) (any, error) {
 	warmUp(r)
 	resolve.AddrConfigFamilies()
 	rep.Baseline = resolvertest.OSThreads()
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			if n := resolvertest.OSThreads(); n > rep.MaxThreads {
-				rep.MaxThreads = n
-			}
-			if n := resolve.GAIThreads().Threads; n > rep.MaxPoolThreads {
-				rep.MaxPoolThreads = n
-			}
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
+	peaks := sampleThreadPeaks()
 	ctx, release := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -656,8 +620,33 @@ func childStarve(a childArgs) (any, error) {
 	}()
 	both.Wait()
 	rep.BusyAfterHealthy = resolve.BusyCalls()
-	close(stop)
-	<-sampled
+	rep.MaxThreads, rep.MaxPoolThreads = peaks()
 	rep.Stats = r.Stats()
 	return rep, nil
+}
+
+// sampleThreadPeaks samples the process's threads and the getaddrinfo
+// pool's every 2 ms until the returned func is called, which gives their
+// peaks.
+func sampleThreadPeaks() (peaks func() (process, pool int)) {
+	var process, pool int
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			process = max(process, resolvertest.OSThreads())
+			pool = max(pool, resolve.GAIThreads().Threads)
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	return func() (int, int) {
+		close(stop)
+		<-sampled
+		return process, pool
+	}
 }
