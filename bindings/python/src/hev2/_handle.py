@@ -413,8 +413,8 @@ _unchecked_connect_wait: Any = None
 def unchecked_connect_wait() -> Any:
     """The library's hev2_connect_wait without argtypes (a function object
     of its own, made once; the declared one keeps its argtypes): ctypes
-    then passes each argument as it is, with no conversion to check, which
-    was half of ctypes' own cost of the call (0.19 against 0.41 us). Safe
+    then passes each argument as it is, with no conversion to check, a
+    large share of ctypes' own cost of the call (make bench-python). Safe
     only because its arguments are always of these kinds: two bytes
     objects (char *), a byref of the options struct, a Python int (int)
     and the byrefs of OutParameters."""

@@ -131,9 +131,9 @@ static void *run_connect(void *arg)
  * it needs no unblocking function. On a healthy network a loopback or LAN
  * connect is decided by then, and this one call replaces hev2_connect, the
  * wait, hev2_result and hev2_release. The GVL is released all the same: a
- * loopback connect does the whole handshake inside connect(2) (~20 us),
- * and other threads connect meanwhile (4 threads: measured 1.16x
- * TCPSocket.new's throughput on Ruby 3.4 released, 0.74x held).
+ * loopback connect does the whole handshake inside connect(2), and other
+ * threads connect meanwhile (bench-ruby's 4-thread row compares it with
+ * TCPSocket.new).
  * Returns the connected fd (>= 0; the library released the handle), or
  * hev2_connect_wait's status (< 0: HEV2_EAGAIN, the handle at out_address
  * still runs; an outcome code, the handle there is done; anything else, a

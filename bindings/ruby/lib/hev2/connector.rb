@@ -181,8 +181,8 @@ module Hev2
     # Waits until conn is done; hev2_result has then filled s.
     #
     # First up to quick_wait_ms (1) in hev2_wait (without the GVL): a loopback
-    # or LAN connect is often done by then, and waiting in the library was
-    # measured ~100 us faster per connection than waking from the eventfd
+    # or LAN connect is often done by then, and waiting in the library
+    # spares the wake-up through the eventfd, a cross-thread hand-off
     # (bench/bench.rb shows both). Interrupts wait for that millisecond at
     # most. Then, or at once under a Fiber scheduler (whose other fibers
     # must not be held up even for 1 ms), the eventfd wait below.
