@@ -12,8 +12,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/hev2/hev2/capi/internal/cparse"
 	"github.com/hev2/hev2/core"
-	"github.com/hev2/hev2/internal/cparse"
 )
 
 // connOptions is a C hev2_options converted: the Dialer plus what capi
@@ -176,7 +176,7 @@ func cStrnlen(p *C.char, max int) int {
 	return max
 }
 
-// parseStaticHosts and parseNameservers are internal/cparse's parsers
+// parseStaticHosts and parseNameservers are capi/internal/cparse's parsers
 // (pure Go, fuzzed there) with their errors as HEV2_EOPTIONS.
 func parseStaticHosts(s string) (map[string][]netip.Addr, error) {
 	hosts, err := cparse.StaticHosts(s, C.HEV2_MAX_HOSTLEN)

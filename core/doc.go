@@ -43,7 +43,9 @@
 // measurements are in core/DECISIONS.md.
 //
 // Outside core, in the same module: capi builds libhev2.so, the C ABI of
-// include/hev2.h, over this package; cmd/hev2-connect is the command-line
+// include/hev2.h, over this package (capi/internal/cparse parses the text
+// a C caller passes in hev2_options); tools/abigen generates the bindings'
+// mirrors of the header; cmd/hev2-connect is the command-line
 // tool (C over libhev2.so); cmd/hev2-dial (the Go API's scenario client),
 // cmd/hev2-resolve (a lookup as hev2 makes it) and cmd/hev2-testbed are Go
 // tools; internal/testbed is the impaired-network test bed and its

@@ -1,4 +1,4 @@
-# abi: the bindings' mirrors of include/hev2.h, generated (internal/abigen).
+# abi: the bindings' mirrors of include/hev2.h, generated (tools/abigen).
 # The header is the one source of truth: the generator reads its constants
 # and struct members, measures every value, sizeof and offsetof with the C
 # compiler, and writes
@@ -6,7 +6,7 @@
 #   bindings/ruby/lib/hev2/abi.rb         constants, name tables, sizes, offsets
 #   capi/abi_check.go                     compile-time checks of core's kinds
 # After editing hev2.h: `make abi-generate`, and commit the result.
-ABIGEN       := $(GO) run ./internal/abigen
+ABIGEN       := $(GO) run ./tools/abigen
 ABIGEN_FLAGS  = -cc $(CC) -python-exe /usr/bin/python3 -workdir $(abspath $(BUILD))/abigen
 
 TEST_TARGETS += abi-check
@@ -22,5 +22,5 @@ abi-generate: ## rewrite the bindings' ABI mirrors and capi/abi_check.go from in
 # gives now (run in CI through TEST_TARGETS); the generator's own tests
 # (members and constants appended to a copy of the header) first.
 abi-check: ## the generator's tests, then fail if a generated ABI file is stale
-	$(GO) test -count=1 ./internal/abigen
+	$(GO) test -count=1 ./tools/abigen
 	$(ABIGEN) $(ABIGEN_FLAGS) -check

@@ -1,5 +1,5 @@
 # fuzz: Go native fuzz targets (go test -fuzz) of every parser of outside
-# text: capi's static_hosts, nameservers and local_host (internal/cparse),
+# text: capi's static_hosts, nameservers and local_host (capi/internal/cparse),
 # ports (core.ParsePort), hosts and resolv.conf files, and the built-in
 # resolver's reply handling (parseReply, answerAddrs), and the C ABI's
 # conversion of a whole hev2_options (capi: every int field any value, each
@@ -17,9 +17,9 @@
 TEST_TARGETS += test-fuzz
 
 FUZZ_TARGETS := \
-	./internal/cparse:FuzzStaticHosts \
-	./internal/cparse:FuzzNameservers \
-	./internal/cparse:FuzzLocalHost \
+	./capi/internal/cparse:FuzzStaticHosts \
+	./capi/internal/cparse:FuzzNameservers \
+	./capi/internal/cparse:FuzzLocalHost \
 	./core:FuzzParsePort \
 	./core/internal/resolve:FuzzParseHosts \
 	./core/internal/resolve:FuzzParseResolvConf \
