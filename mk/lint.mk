@@ -30,8 +30,8 @@ LINT_PY_FILES    = $(shell $(LINT_FIND) -name '*.py' -print | sort)
 
 space := $(empty) $(empty)
 
-.PHONY: lint lint-go lint-shell lint-python lint-ruby lint-make lint-versions lint-paths
-lint: lint-paths lint-go lint-shell lint-python lint-ruby lint-make lint-versions ## every static check: Go, shell, Python, Ruby, make help, versions
+.PHONY: lint lint-go lint-shell lint-python lint-ruby lint-make lint-versions lint-paths lint-deps
+lint: lint-paths lint-deps lint-go lint-shell lint-python lint-ruby lint-make lint-versions ## every static check: Go, shell, Python, Ruby, make help, versions
 	@echo "lint: clean"
 
 # Every path a lint rule names exists (LINT_PATHS: directories and files
@@ -41,6 +41,17 @@ lint-paths: ## every directory or file a lint rule names exists
 	@missing=0; for p in $(LINT_PATHS); do \
 		[ -e "$$p" ] || { echo "lint: $$p is named by a lint rule and does not exist"; missing=1; }; \
 	done; [ $$missing = 0 ] && echo "lint paths: $(words $(LINT_PATHS)) exist"
+
+# The product (core and capi, whose libhev2.so ships) depends on none of the
+# proof: no test bed, test DNS server, test helper, tool or benchmark
+# (resolvertest, under core for the engine's internals, is proof too).
+LINT_PRODUCT_PKGS = $(shell $(GO) list ./core/... ./capi/... | grep -v /resolvertest)
+lint-deps: ## no production package (core, capi) imports a test, tool or benchmark package (go list -deps)
+	@bad=$$($(GO) list -deps $(LINT_PRODUCT_PKGS) | grep '^github.com/hev2/hev2/' | \
+		grep -Ev '^github.com/hev2/hev2/(core|capi)(/|$$)' ; \
+		$(GO) list -deps $(LINT_PRODUCT_PKGS) | grep '/resolvertest' ); \
+	if [ -n "$$bad" ]; then echo "production packages import proof:"; echo "$$bad"; exit 1; fi; \
+	echo "deps: $(words $(LINT_PRODUCT_PKGS)) production packages import no test, tool or benchmark package"
 
 lint-go: ## gofmt -l, go vet ./... and staticcheck ./... over the Go module
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...) | sort -u); \
