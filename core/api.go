@@ -3,7 +3,7 @@ package core
 import (
 	"net/netip"
 
-	"github.com/hev2/hev2/core/internal/race"
+	"github.com/hev2/hev2/internal/race"
 )
 
 // The types of a race's outcome and account are built by the race machine

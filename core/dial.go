@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hev2/hev2/core/internal/netio"
-	"github.com/hev2/hev2/core/internal/race"
-	"github.com/hev2/hev2/core/internal/resolve"
+	"github.com/hev2/hev2/internal/netio"
+	"github.com/hev2/hev2/internal/race"
+	"github.com/hev2/hev2/internal/resolve"
 )
 
 // Connect races a TCP connection to host:port and returns the winning

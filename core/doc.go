@@ -31,7 +31,7 @@
 //	                         attempts, and the two decisions it makes
 //	                         (family order, attempt delay from RTT)
 //	core/internal/render     a recorded race written as an SVG waterfall,
-//	                         qlog or a Chrome trace (core/TRACES.md)
+//	                         qlog or a Chrome trace (docs/trace-names.md)
 //	core/internal/racescript scripted races under a fake clock, for the
 //	                         render tests and the browser check of the
 //	                         pictures
@@ -40,7 +40,7 @@
 // those that need network namespaces skip without root. The resolvers'
 // namespace tests and benchmarks have a package of their own,
 // core/internal/resolve/resolvertest. The decisions and their
-// measurements are in core/DECISIONS.md.
+// measurements are in docs/decisions.md.
 //
 // Outside core, in the same module: capi builds libhev2.so, the C ABI of
 // include/hev2.h, over this package (capi/internal/cparse parses the text

@@ -3,9 +3,9 @@ package core
 import (
 	"sync/atomic"
 
-	"github.com/hev2/hev2/core/internal/history"
-	"github.com/hev2/hev2/core/internal/netstate"
-	"github.com/hev2/hev2/core/internal/race"
+	"github.com/hev2/hev2/internal/history"
+	"github.com/hev2/hev2/internal/netstate"
+	"github.com/hev2/hev2/internal/race"
 )
 
 // History is on by default: the process remembers, per network and host

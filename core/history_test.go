@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hev2/hev2/core/internal/netstate"
+	"github.com/hev2/hev2/internal/netstate"
 	"golang.org/x/sys/unix"
 )
 

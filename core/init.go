@@ -3,8 +3,8 @@ package core
 import (
 	"sync/atomic"
 
-	"github.com/hev2/hev2/core/internal/netio"
-	"github.com/hev2/hev2/core/internal/resolve"
+	"github.com/hev2/hev2/internal/netio"
+	"github.com/hev2/hev2/internal/resolve"
 )
 
 // Init makes the descriptors the engine keeps for the life of the process:

@@ -3,8 +3,8 @@ package core
 import (
 	"net/netip"
 
-	"github.com/hev2/hev2/core/internal/netio"
-	"github.com/hev2/hev2/core/internal/resolve"
+	"github.com/hev2/hev2/internal/netio"
+	"github.com/hev2/hev2/internal/resolve"
 )
 
 // A connect to an IP literal is a race of one address, and its machine's
@@ -15,7 +15,7 @@ import (
 // machine, no race memory, no clock reading. That is the common case of
 // the one-call C entry, and the race's code, met by caches the kernel's
 // connect has just filled, was most of what a connect cost above a plain
-// one (core/DECISIONS.md). A connect not won at once becomes the first
+// one (docs/decisions.md). A connect not won at once becomes the first
 // attempt of an ordinary race (netio.StartWith), whose machine decides
 // everything else exactly as before: a refusal, a timeout, a cancel.
 

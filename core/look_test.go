@@ -10,7 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hev2/hev2/core/internal/netio"
+	"github.com/hev2/hev2/internal/netio"
 )
 
 // Pending.Look decides on the caller's goroutine what the shared poller

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hev2/hev2/internal/loopbacktest"
+	"github.com/hev2/hev2/tests/loopbacktest"
 )
 
 // openFDs counts this process's open descriptors.

@@ -3,9 +3,9 @@ package core
 import (
 	"net/netip"
 
-	"github.com/hev2/hev2/core/internal/netio"
-	"github.com/hev2/hev2/core/internal/race"
-	"github.com/hev2/hev2/core/internal/resolve"
+	"github.com/hev2/hev2/internal/netio"
+	"github.com/hev2/hev2/internal/race"
+	"github.com/hev2/hev2/internal/resolve"
 )
 
 // NAT64 (Dialer.DisableNAT64): what a connect does on a host with IPv6 and

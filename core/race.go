@@ -3,7 +3,7 @@ package core
 import (
 	"time"
 
-	"github.com/hev2/hev2/core/internal/netio"
+	"github.com/hev2/hev2/internal/netio"
 )
 
 // Race is a connection raced on the thread that waits for it: Wait plays

@@ -1,6 +1,6 @@
 package core
 
-import "github.com/hev2/hev2/core/internal/race"
+import "github.com/hev2/hev2/internal/race"
 
 // The establishment report of a finished race (see race.Report for every
 // field): which family won and why, the phases (resolving, the Resolution

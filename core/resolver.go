@@ -4,7 +4,7 @@ import (
 	"context"
 	"net/netip"
 
-	"github.com/hev2/hev2/core/internal/resolve"
+	"github.com/hev2/hev2/internal/resolve"
 )
 
 // Resolver looks up the addresses of a host for one address family.

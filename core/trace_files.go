@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/hev2/hev2/core/internal/render"
+	"github.com/hev2/hev2/internal/render"
 )
 
 // TraceMeta describes a recorded race for the trace files: its target, a
@@ -22,7 +22,7 @@ const (
 	TraceSVG TraceFormat = 1
 	// TraceQlog is qlog JSON-SEQ with the Happy Eyeballs qlog draft's
 	// events (draft-kuehlewind-happy-qlog-00, hev3-00), hev2's own where
-	// the draft has none (core/TRACES.md).
+	// the draft has none (docs/trace-names.md).
 	TraceQlog TraceFormat = 2
 	// TraceChrome is Chrome trace-event JSON (Perfetto, chrome://tracing):
 	// one track per lookup, delay and attempt.

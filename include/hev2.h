@@ -991,7 +991,7 @@ int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a);
  * A done handle whose race was recorded (hev2_options.record_events = 1)
  * can be written as a file other tools read. One implementation in the
  * library (the Go API's core.WriteTrace), the same bytes for the same
- * race; core/TRACES.md in the source lists every name each format holds.
+ * race; docs/trace-names.md in the source lists every name each format holds.
  * Use hev2_connect (+ hev2_wait): hev2_connect_wait releases the handle of
  * a won race before returning, with its events. */
 #define HEV2_TRACE_SVG    1 /* a waterfall picture: one lane per lookup, per

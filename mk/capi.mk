@@ -189,24 +189,30 @@ test-capi-scenarios: capi testbed-tools ## the scenario suite with hev2-connect 
 
 SCENARIO_CLIENTS += --client "hev2-c=$(CURDIR)/$(BUILD)/hev2-connect --json"
 
-# hev2-connect --stdio on the test bed (cmd/hev2-connect/bedtest, Go tests
+# hev2-connect --stdio on the test bed (tests/connectbed, Go tests
 # that drive the tool): a few MB both ways through the race with checksums,
 # half-close each way, exit 1 naming the host when every address fails,
 # exit 3 on a reset, and ssh -o ProxyCommand='hev2-connect --stdio %h %p'
 # (then git clone over ssh) against Debian's sshd in the server namespace.
 test-capi-stdio: capi ## hev2-connect --stdio on the test bed: relay both ways, exit codes, ssh ProxyCommand and git over ssh against sshd (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-capi-stdio needs root (network namespaces)"; exit 0; fi; \
-	HEV2_CONNECT=$(CURDIR)/$(BUILD)/hev2-connect $(GO) test -count=1 -v ./cmd/hev2-connect/bedtest/
+	HEV2_CONNECT=$(CURDIR)/$(BUILD)/hev2-connect $(GO) test -count=1 -v ./tests/connectbed/
 
 # ---- bench-capi -----------------------------------------------------------------
-CAPI_BENCH_BINS := $(BUILD)/tests/c/bench_connect $(BUILD)/tests/c/bench_dlopen $(BUILD)/tests/c/bench_pending
+# The C benchmarks (bench/c) share the C tests' helpers (tests/c/util.c).
+CAPI_BENCH_BINS := $(BUILD)/bench/c/bench_connect $(BUILD)/bench/c/bench_dlopen $(BUILD)/bench/c/bench_pending
 
-$(BUILD)/tests/c/bench_dlopen: tests/c/bench_dlopen.c $(CAPI_TEST_DEPS)
+$(BUILD)/bench/c/%: bench/c/%.c $(CAPI_TEST_DEPS) $(CAPI_LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
+
+# bench_dlopen loads the library itself: it must not link against it.
+$(BUILD)/bench/c/bench_dlopen: bench/c/bench_dlopen.c $(CAPI_TEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
 bench-capi: capi $(CAPI_BENCH_BINS) ## plain C vs libhev2 connects, interleaved, plus syscalls per connect
-	$(FRESH_NETNS) tests/c/bench_capi.sh $(BUILD)
+	$(FRESH_NETNS) bench/c/bench_capi.sh $(BUILD)
 
 # ---- soak (not part of make test) ------------------------------------------------
 .PHONY: soak

@@ -9,7 +9,7 @@
 # also run as plain tests in every `go test`. `make test` runs each target
 # for FUZZTIME (30,000 inputs, a few seconds each); `make fuzz` for
 # FUZZ_LONG each (default 5 min: `make fuzz FUZZ_LONG=1h`), or one target:
-#   go test -run '^$' -fuzz '^FuzzParseReply$' -fuzztime 1h ./core/internal/resolve
+#   go test -run '^$' -fuzz '^FuzzParseReply$' -fuzztime 1h ./internal/resolve
 # An input that fails is written to the package's testdata/fuzz/<Target>/:
 # commit it with the fix, and it stays a test. FUZZ_PARALLEL workers (2:
 # the machines are shared); the corpus grown meanwhile stays in go env
@@ -21,10 +21,10 @@ FUZZ_TARGETS := \
 	./capi/internal/cparse:FuzzNameservers \
 	./capi/internal/cparse:FuzzLocalHost \
 	./core:FuzzParsePort \
-	./core/internal/resolve:FuzzParseHosts \
-	./core/internal/resolve:FuzzParseResolvConf \
-	./core/internal/resolve:FuzzAnswerAddrs \
-	./core/internal/resolve:FuzzParseReply \
+	./internal/resolve:FuzzParseHosts \
+	./internal/resolve:FuzzParseResolvConf \
+	./internal/resolve:FuzzAnswerAddrs \
+	./internal/resolve:FuzzParseReply \
 	./capi:FuzzConvertOptions
 # The short runs are counted in executions, not seconds: with a duration,
 # Go 1.26's fuzz coordinator can report "context deadline exceeded" as a

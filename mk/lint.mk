@@ -42,14 +42,13 @@ lint-paths: ## every directory or file a lint rule names exists
 		[ -e "$$p" ] || { echo "lint: $$p is named by a lint rule and does not exist"; missing=1; }; \
 	done; [ $$missing = 0 ] && echo "lint paths: $(words $(LINT_PATHS)) exist"
 
-# The product (core and capi, whose libhev2.so ships) depends on none of the
-# proof: no test bed, test DNS server, test helper, tool or benchmark
-# (resolvertest, under core for the engine's internals, is proof too).
-LINT_PRODUCT_PKGS = $(shell $(GO) list ./core/... ./capi/... | grep -v /resolvertest)
-lint-deps: ## no production package (core, capi) imports a test, tool or benchmark package (go list -deps)
+# The product (core, the engine under internal/, and capi, whose libhev2.so
+# ships) depends on none of the proof: no test bed, test DNS server, test
+# helper, tool or benchmark.
+LINT_PRODUCT_PKGS = $(shell $(GO) list ./core/... ./internal/... ./capi/...)
+lint-deps: ## no production package (core, internal, capi) imports a test, tool or benchmark package (go list -deps)
 	@bad=$$($(GO) list -deps $(LINT_PRODUCT_PKGS) | grep '^github.com/hev2/hev2/' | \
-		grep -Ev '^github.com/hev2/hev2/(core|capi)(/|$$)' ; \
-		$(GO) list -deps $(LINT_PRODUCT_PKGS) | grep '/resolvertest' ); \
+		grep -Ev '^github.com/hev2/hev2/(core|internal|capi)(/|$$)' ); \
 	if [ -n "$$bad" ]; then echo "production packages import proof:"; echo "$$bad"; exit 1; fi; \
 	echo "deps: $(words $(LINT_PRODUCT_PKGS)) production packages import no test, tool or benchmark package"
 

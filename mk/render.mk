@@ -1,5 +1,5 @@
 # render: the race as a picture, checked in a real browser. The waterfall
-# SVGs of the scripted races (core/internal/racescript: the fallback, the
+# SVGs of the scripted races (tests/racescript: the fallback, the
 # Resolution Delay, 8 attempts with the longest labels, failures, timeouts,
 # a cancel) are opened in Debian's chromium, headless, driven by npm's
 # playwright-core (one browser launch for all): each must load without an
@@ -22,5 +22,5 @@ $(RENDER_PLAYWRIGHT):
 
 test-render: $(RENDER_PLAYWRIGHT) ## the scripted races' SVGs in headless chromium: loads clean, expected lanes, no label overlaps, PNGs in build/render/samples
 	@if ! [ -x "$(RENDER_CHROMIUM)" ]; then echo "test-render: no chromium at $(RENDER_CHROMIUM) (make deps installs Debian's)" >&2; exit 1; fi
-	$(GO) run ./core/internal/racescript/samples $(RENDER_DIR)/samples
+	$(GO) run ./tests/racescript/samples $(RENDER_DIR)/samples
 	CHROMIUM=$(RENDER_CHROMIUM) NODE_PATH=$(abspath $(RENDER_DIR))/node_modules node tests/render/check_svg.js $(RENDER_DIR)/samples

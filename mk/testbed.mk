@@ -1,5 +1,5 @@
 # testbed: real impaired networks in namespaces, a test DNS server, and the
-# scenario suite every front-end passes (internal/testbed/README.md).
+# scenario suite every front-end passes (tests/testbed/README.md).
 #
 # Other front-ends run the same suite with their own client command:
 #   $(TESTBED_SUITE) --client "$(BUILD)/hev2-connect --json"
@@ -14,15 +14,15 @@ TESTBED_BIN   := $(BUILD)/hev2-testbed
 TESTBED_DIAL  := $(BUILD)/hev2-dial
 TESTBED_GONET := $(BUILD)/hev2-peer-gonet
 TESTBED_SUITE := $(TESTBED_BIN) suite
-TESTBED_GO_SOURCES = $(shell find internal/testbed internal/testdns cmd/hev2-testbed cmd/hev2-dial core -name '*.go' -not -name '*_test.go') go.mod go.sum
+TESTBED_GO_SOURCES = $(shell find tests/testbed tests/testdns tests/cmd/hev2-testbed tests/cmd/hev2-dial core internal -name '*.go' -not -name '*_test.go') go.mod go.sum
 
 # Columns of `make scenarios`: hev2's Go API first, the other front-ends as
 # they append themselves to SCENARIO_CLIENTS, then the peers.
 SCENARIO_GO = --client "hev2-go=$(TESTBED_DIAL)" \
 	--client "hev2-go-builtin=$(TESTBED_DIAL) --resolver builtin"
 SCENARIO_PEERS = --client "go-net.Dialer=$(TESTBED_GONET)" \
-	--client "py-asyncio=/usr/bin/python3 internal/testbed/peers/asyncio_client.py" \
-	--client "curl=internal/testbed/peers/curl_client.sh"
+	--client "py-asyncio=/usr/bin/python3 tests/testbed/peers/asyncio_client.py" \
+	--client "curl=tests/testbed/peers/curl_client.sh"
 SCENARIO_RUNS ?= 3
 
 .PHONY: testbed-tools test-testbed scenarios
@@ -33,7 +33,7 @@ $(TESTBED_BIN): $(TESTBED_GO_SOURCES)
 $(TESTBED_DIAL): $(TESTBED_GO_SOURCES)
 	$(GO) build -o $@ ./cmd/hev2-dial
 $(TESTBED_GONET): $(TESTBED_GO_SOURCES)
-	$(GO) build -o $@ ./internal/testbed/peers/gonet
+	$(GO) build -o $@ ./tests/testbed/peers/gonet
 
 # The suite with the Go API client, with getaddrinfo and with hev2's built-in
 # resolver. The bed needs root (network namespaces): anyone else gets one
@@ -41,7 +41,7 @@ $(TESTBED_GONET): $(TESTBED_GO_SOURCES)
 test-testbed: testbed-tools ## the test bed's Go tests and the scenario suite with the Go API client (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-testbed needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
-	$(GO) test -count=1 ./internal/testbed/...; \
+	$(GO) test -count=1 ./tests/testbed/...; \
 	$(TESTBED_SUITE) --trace-files $(BUILD)/traces/go --client "$(TESTBED_DIAL)"; \
 	$(TESTBED_SUITE) --client "$(TESTBED_DIAL) --resolver builtin"
 
@@ -61,7 +61,7 @@ TEST_TARGETS += test-go-http
 test-go-http: testbed-tools ## net/http with core.Dialer's DialContext on the test bed, and examples/go-http (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-go-http needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
-	$(GO) test -count=1 -v ./internal/nethttptest/; \
+	$(GO) test -count=1 -v ./tests/nethttptest/; \
 	$(GO) build -o $(BUILD)/examples/go-http ./examples/go-http; \
 	out=$$($(TESTBED_BIN) run -- sh -c 'SSL_CERT_FILE=$$HEV2_BED_CA_FILE $(BUILD)/examples/go-http https://v6-blackhole.hev2.test:$$HEV2_BED_HTTPS_PORT/example'); \
 	echo "$$out"; echo "$$out" | grep -q '"local":"198.18.0.10","family":"ipv4","tls":true'

@@ -7,7 +7,7 @@ passes the tree's settings (build directory, C test programs, Rubies). Parts:
   go         every Go package with tests (`go list`), as `make test` runs them
              but all with -race and -count=RUNS, through `go test -json`:
              core/... and the rest in one `go test` (HEV2_CONNECT set for
-             cmd/hev2-connect/bedtest), then core/internal/resolve/resolvertest
+             tests/connectbed), then tests/resolvertest
              with -race -skip Flood and its Flood test without -race (the race
              detector cannot hold its 10,000 lookups), as mk/resolvers.mk does.
   c          each C test program of tests/c (CAPI_TESTS) RUNS times, as
@@ -275,7 +275,7 @@ def go_groups(a: argparse.Namespace) -> Tuple[str, List[str], List[Tuple[str, Li
     if a.go_packages:
         sel = re.compile(a.go_packages)
         pkgs = [p for p in pkgs if sel.search(short_pkg(p, module))]
-    resolvertest = module + "/core/internal/resolve/resolvertest"
+    resolvertest = module + "/tests/resolvertest"
     rest = [p for p in pkgs if p != resolvertest]
     rt = [resolvertest] if resolvertest in pkgs else []
     return module, pkgs, [

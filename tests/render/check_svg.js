@@ -1,5 +1,5 @@
 // make test-render: the waterfall pictures of the scripted races
-// (core/internal/racescript), opened in a real browser -- Debian's chromium,
+// (tests/racescript), opened in a real browser -- Debian's chromium,
 // driven headless by playwright-core, one launch for every picture. For
 // each picture: it loads with no console error, page error or request (it
 // is self-contained); it has the lanes its race's trace says it must have

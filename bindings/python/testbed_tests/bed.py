@@ -1,4 +1,4 @@
-"""What `hev2-testbed run` tells a program about the bed (internal/testbed/
+"""What `hev2-testbed run` tells a program about the bed (tests/testbed/
 README.md, "Web server and hev2-testbed run")."""
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ module Hev2
     # keepalive: (idle seconds), trace: (called with each Hev2::Event),
     # trace_files: ({svg: path, qlog: path, chrome: path}, any of them: the
     # race written by the library once decided, won or failed; see
-    # core/TRACES.md),
+    # docs/trace-names.md),
     # nat64: (false: never reach IPv4 through the network's NAT64 prefix;
     # by default, on a host with IPv6 and no IPv4 route, an IPv4 address is
     # reached at its synthesis in the discovered prefix: the Socket is then

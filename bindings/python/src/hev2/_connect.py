@@ -74,7 +74,7 @@ def create_connection(
         ``{"name": ["::1", "127.0.0.1"]}``), ``nodelay``, ``keepalive``,
         ``trace_files`` (the race written to files by the library once it is
         decided, won or failed: ``{"svg": "race.svg", "qlog": "race.qlog",
-        "chrome": "race.json"}``, any subset; see ``core/TRACES.md``),
+        "chrome": "race.json"}``, any subset; see ``docs/trace-names.md``),
         ``history`` (False: neither read nor feed the network's history),
         ``history_lifetime`` (seconds a failure keeps its family second).
     report: True records the race and keeps its establishment report (a

@@ -26,7 +26,7 @@ require "hev2/replace" if MODE == "hev2"
 require "faraday"
 require "net/http/persistent"
 
-# The rows the issue names (internal/testbed/scenarios.go), and the healthy
+# The rows the issue names (tests/testbed/scenarios.go), and the healthy
 # IPv4-only name whose request time is the exchange itself (twice: the
 # fastest is the baseline, the first one also pays for loading code).
 STALL_ROWS = %w[v6-blackhole aaaa-never].freeze

@@ -5,7 +5,7 @@
 # `require "hev2/replace"`, over HTTP and HTTPS, on the test bed's
 # "v6-blackhole" and "aaaa-never" rows. Run by `hev2-testbed run`, which
 # brings the bed up with its web server and runs this in the client
-# namespace with HEV2_BED_* set (internal/testbed/README.md):
+# namespace with HEV2_BED_* set (tests/testbed/README.md):
 #
 #   hev2-testbed run -- ruby bindings/ruby/test/http_clients/run.rb
 #
@@ -14,7 +14,7 @@
 # took no more than the row's ideal + tolerance beyond the same client's
 # request to a healthy IPv4-only name (the exchange itself); a row gets up
 # to 3 tries, the best one's time judged, every one's winner checked
-# (internal/testbed/README.md). The same clients without hev2 are printed
+# (tests/testbed/README.md). The same clients without hev2 are printed
 # beside them (capped at 3 s), not judged.
 
 require "json"
