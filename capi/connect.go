@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/engine"
 )
 
 //export hev2go_connect
@@ -39,7 +40,7 @@ type request struct {
 func (req *request) convert(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2_options) C.int {
 	// Before anything that could make Go create its runtime poller (a
 	// timer, a pollable fd): with no fd free that would abort the host.
-	if err := core.Init(); err != nil {
+	if err := engine.Init(); err != nil {
 		return refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
 	}
 	h, err := convertHost(host, hostLen)
@@ -49,7 +50,7 @@ func (req *request) convert(host *C.char, hostLen C.size_t, port *C.char, o *C.h
 	if port == nil {
 		return refuse(statusPort, "port is NULL")
 	}
-	p, err := core.ParsePort(cView(port, 64))
+	p, err := engine.ParsePort(cView(port, 64))
 	if err != nil {
 		return refuseErr(err)
 	}
@@ -89,7 +90,7 @@ func (c *conn) begin(out *C.hev2_conn) C.int {
 		c.race, err = co.dialer.Start(c.host, c.port, c.raceDone)
 	} else {
 		// No goroutine per handle: the race is stepped by the shared
-		// poller, its timers and its lookups' answers (core.Pending).
+		// poller, its timers and its lookups' answers (engine.Pending).
 		c.gone = make(chan struct{})
 		c.pending, err = co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
 	}
@@ -98,7 +99,7 @@ func (c *conn) begin(out *C.hev2_conn) C.int {
 
 // adopt makes c a handle, its id at *out, around a race that ConnectNow
 // started and did not win (race is nil when err says why none started).
-func (c *conn) adopt(race *core.Race, err error, out *C.hev2_conn) C.int {
+func (c *conn) adopt(race *engine.Race, err error, out *C.hev2_conn) C.int {
 	c.readyToPublish()
 	if race != nil {
 		c.race = race
@@ -296,7 +297,7 @@ func (c *conn) wait(id C.hev2_conn, timeoutMS C.int) C.int {
 	}
 	if c.pending != nil && timeoutMS != 0 {
 		// Before blocking: a connect that has finished is decided on
-		// this thread (core.Pending.Look), not two hand-offs later. Not
+		// this thread (engine.Pending.Look), not two hand-offs later. Not
 		// for a zero timeout: a host may check many handles that way in
 		// every turn of its loop, and a library thread drives them.
 		c.pending.Look()
@@ -369,7 +370,7 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 	// done without one, and its race's memory serves the next connect.
 	// Nobody else could reach it meanwhile: the call has not blocked.
 	now := req.opts.waiterDriven && !req.opts.notifies() && !req.opts.recordEvents
-	var race *core.Race
+	var race *engine.Race
 	var err error
 	if now {
 		var winner int
@@ -500,13 +501,13 @@ func hev2go_release(id C.hev2_conn) (rc C.int) {
 //export hev2go_init
 func hev2go_init() (rc C.int) {
 	defer guard(&rc)
-	if err := core.Init(); err != nil {
+	if err := engine.Init(); err != nil {
 		return refuseErrno(statusSystem, causeErrno(err), "cannot make the library's permanent fds (Go runtime poller, epoll)")
 	}
 	return C.HEV2_OK
 }
 
-// core.Init is not run while the library loads: it would run on a
+// engine.Init is not run while the library loads: it would run on a
 // background thread of the Go runtime, and its placeholder fds could make
 // the host's own open() fail at the same moment when the host is near its
 // fd limit. hev2_init and hev2_connect run it on the caller's thread.
@@ -543,8 +544,8 @@ func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
 	s.lookups_refused = C.uint64_t(rs.CapRefused)
 	s.go_goroutines = C.uint64_t(runtime.NumGoroutine())
 	s.go_heap_inuse = C.uint64_t(heapInUse())
-	hs := core.HistoryStatistics()
-	s.history_enabled = C.uint64_t(boolInt(core.HistoryEnabled()))
+	hs := engine.HistoryStatistics()
+	s.history_enabled = C.uint64_t(boolInt(engine.HistoryEnabled()))
 	s.history_entries = C.uint64_t(hs.Entries)
 	s.history_max_entries = C.uint64_t(hs.Capacity)
 	s.history_entry_bytes = C.uint64_t(hs.EntryBytes)
@@ -560,13 +561,13 @@ func hev2go_stats(s *C.hev2_stats_info) (rc C.int) {
 //export hev2go_set_history
 func hev2go_set_history(on C.int) (rc C.int) {
 	defer guard(&rc)
-	core.SetHistoryEnabled(on == 1)
+	engine.SetHistoryEnabled(on == 1)
 	return C.HEV2_OK
 }
 
 //export hev2go_clear_history
 func hev2go_clear_history() (rc C.int) {
 	defer guard(&rc)
-	core.ClearHistory()
+	engine.ClearHistory()
 	return C.HEV2_OK
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/engine"
 )
 
 // conn is one handle. Its id is never reused (a 64-bit counter), so a stale
@@ -24,8 +25,8 @@ type conn struct {
 	// race is a waiter-driven handle's race (HEV2_DRIVE_WAITER), pending
 	// a library-driven one's; both nil when the outcome was decided
 	// before any I/O.
-	race    *core.Race
-	pending *core.Pending
+	race    *engine.Race
+	pending *engine.Pending
 
 	done chan struct{} // closed once the outcome is known
 	// gone is closed by hev2_release; only a library-driven handle has

@@ -14,12 +14,13 @@ import (
 
 	"github.com/hev2/hev2/capi/internal/cparse"
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/engine"
 )
 
 // connOptions is a C hev2_options converted: the Dialer plus what capi
 // itself needs (completion routes, event recording).
 type connOptions struct {
-	dialer   core.Dialer
+	dialer   engine.Options
 	doneFn   uintptr // hev2_done_fn, 0 for none
 	doneData uintptr
 	job      C.hev2_job

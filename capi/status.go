@@ -73,7 +73,7 @@ func refuseErr(err error) C.int {
 	return refuse(codeOf(err), "%s", err.Error())
 }
 
-// causeErrno is the errno behind a failed system call or core.Init
+// causeErrno is the errno behind a failed system call or engine.Init
 // (EMFILE...); EIO if the error carries none.
 func causeErrno(err error) syscall.Errno {
 	var en syscall.Errno

@@ -3,13 +3,8 @@ package core
 import (
 	"context"
 	"net"
-	"net/netip"
-	"strconv"
-	"strings"
 
-	"github.com/hev2/hev2/internal/netio"
-	"github.com/hev2/hev2/internal/race"
-	"github.com/hev2/hev2/internal/resolve"
+	"github.com/hev2/hev2/internal/engine"
 )
 
 // Connect races a TCP connection to host:port and returns the winning
@@ -18,137 +13,12 @@ import (
 // *Error, or an *InputError before anything started, and every socket has
 // been closed.
 func (d *Dialer) Connect(ctx context.Context, host string, port uint16) (*Result, error) {
-	cfg, err := d.raceConfig(host, port)
-	if err != nil {
-		return nil, err
-	}
-	if err := context.Cause(ctx); err != nil {
-		// Already canceled: not a single syscall.
-		return nil, &Error{Host: cfg.Host, Port: port, Outcome: OutcomeCanceled, Cause: err, Canceled: err}
-	}
-	return netio.Dial(ctx, cfg, d.params(&cfg))
-}
-
-// raceConfig validates a connection's inputs and turns them into the race
-// machine's configuration. An IP literal or a static entry becomes the
-// complete address list (no lookup, no timer).
-func (d *Dialer) raceConfig(host string, port uint16) (race.MachineConfig, error) {
-	if err := d.Validate(); err != nil {
-		return race.MachineConfig{}, err
-	}
-	host, err := checkHost(host)
-	if err != nil {
-		return race.MachineConfig{}, err
-	}
-	if port == 0 {
-		return race.MachineConfig{}, invalidPort("0 cannot be connected to")
-	}
-	cfg := race.MachineConfig{
-		Host:                    host,
-		Port:                    port,
-		ResolutionDelay:         d.resolutionDelay(),
-		ConnectionAttemptDelay:  d.attemptDelay(),
-		FirstAddressFamilyCount: d.firstFamilyCount(),
-		ResolvTimeout:           d.ResolvTimeout,
-		ConnectTimeout:          d.ConnectTimeout,
-		OpenTimeout:             d.OpenTimeout,
-		Serial:                  d.DisableFastFallback,
-		Trace:                   d.Trace,
-	}
-	if d.Record {
-		cfg.Record = &race.Trace{}
-	}
-	want := d.wantedFamily()
-	if lit, err := netip.ParseAddr(host); err == nil {
-		if want != FamilyUnspec && FamilyOf(lit) != want {
-			return cfg, noStaticAddress(host, port, want, EAI_ADDRFAMILY)
-		}
-		cfg.Literal = lit
-	} else if static, ok := d.Hosts[host]; ok {
-		cfg.Static = filterFamily(static, want)
-		if len(cfg.Static) == 0 {
-			// A static entry with no address has no data; one with
-			// addresses of the other family only is a family mismatch.
-			code := EAI_NODATA
-			if len(static) > 0 {
-				code = EAI_ADDRFAMILY
-			}
-			return cfg, noStaticAddress(host, port, want, code)
-		}
-	} else if want == FamilyUnspec {
-		cfg.Queries = race.AddressQueries[:]
-	} else {
-		cfg.Queries = []race.QueryKind{race.QueryFor(want)}
-	}
-	d.applyHistory(&cfg)
-	return cfg, nil
-}
-
-// params are what the drivers need of the Dialer besides the race's
-// configuration; on an IPv6-only host it also gives cfg this network's
-// NAT64 state (see nat64.go).
-func (d *Dialer) params(cfg *race.MachineConfig) netio.Params {
-	p := netio.Params{
-		Resolver: d.resolver(),
-		Socket:   d.socketOptions(),
-	}
-	if d.LocalAddr.IsValid() || d.LocalPort != 0 {
-		p.Local = netip.AddrPortFrom(d.LocalAddr, d.LocalPort)
-	}
-	if !d.DisableNAT64 && resolve.NAT64Applies() {
-		d.attachNAT64(cfg, &p)
-	}
-	return p
-}
-
-// socketOptions are what the winner's socket gets before it is handed over.
-func (d *Dialer) socketOptions() netio.SocketOptions {
-	return netio.SocketOptions{NoDelay: d.NoDelay, KeepAlive: d.KeepAlive, Blocking: d.BlockingFD}
-}
-
-// noStaticAddress is the outcome of a race whose literal or static entry
-// has no address of the wanted family (code EAI_ADDRFAMILY), or none at
-// all (EAI_NODATA): decided before any I/O, as a resolver would answer.
-func noStaticAddress(host string, port uint16, want Family, code int) *Error {
-	return &Error{Host: host, Port: port, Outcome: OutcomeResolve, Cause: &ResolveError{Host: host, Family: want, Code: code}}
-}
-
-func filterFamily(addrs []netip.Addr, f Family) []netip.Addr {
-	if f == FamilyUnspec {
-		return addrs
-	}
-	var out []netip.Addr
-	for _, a := range addrs {
-		if FamilyOf(a) == f {
-			out = append(out, a)
-		}
-	}
-	return out
+	return d.options().Connect(ctx, host, port)
 }
 
 // ParsePort accepts a port number (1-65535) or a TCP service name from the
 // services database; anything else is an *InputError of kind InputPort.
-// It keeps nothing of service once it returns (the C ABI hands it a view
-// of the caller's memory, not a copy).
-func ParsePort(service string) (uint16, error) {
-	if service == "" {
-		return 0, invalidPort("empty")
-	}
-	if n, err := strconv.ParseUint(service, 10, 16); err == nil {
-		if n == 0 {
-			return 0, invalidPort("0 cannot be connected to")
-		}
-		return uint16(n), nil
-	}
-	if strings.IndexByte(service, 0) >= 0 || len(service) > 64 {
-		return 0, invalidPort("malformed %q", service)
-	}
-	n, err := net.LookupPort("tcp", service)
-	if err != nil || n <= 0 || n > 65535 {
-		return 0, invalidPort("%q is neither a port number (1-65535) nor a known TCP service", service)
-	}
-	return uint16(n), nil
-}
+func ParsePort(service string) (uint16, error) { return engine.ParsePort(service) }
 
 // DialContext has net.Dialer.DialContext's signature, so it drops into
 // http.Transport. network is "tcp", "tcp4" or "tcp6"; the returned Conn is a
@@ -163,50 +33,9 @@ func ParsePort(service string) (uint16, error) {
 // with Go's default period, or with idle time and interval KeepAlive when
 // KeepAlive > 0. BlockingFD does not apply.
 func (d *Dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
-	c, _, err := d.dialConn(ctx, network, address, false)
+	c, _, err := d.options().DialConn(ctx, network, address, false)
 	if err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// dialConn is DialContext, with the race's account if asked for (its FD is
-// -1: the connection owns the socket).
-func (d *Dialer) dialConn(ctx context.Context, network, address string, account bool) (*net.TCPConn, *Result, error) {
-	dd := *d
-	switch network {
-	case "tcp":
-	case "tcp4", "tcp6":
-		f := IPv4
-		if network == "tcp6" {
-			f = IPv6
-		}
-		if dd.Family != FamilyUnspec && dd.Family != f {
-			return nil, nil, &net.OpError{Op: "dial", Net: network, Err: invalidOption("family", "%v conflicts with network %s", dd.Family, network)}
-		}
-		dd.Family = f
-	default:
-		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: net.UnknownNetworkError(network)}
-	}
-	host, service, err := net.SplitHostPort(address)
-	if err != nil {
-		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
-	port, err := ParsePort(service)
-	if err != nil {
-		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
-	cfg, err := dd.raceConfig(host, port)
-	if err != nil {
-		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
-	if err := context.Cause(ctx); err != nil {
-		// Already canceled: not a single syscall.
-		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: &Error{Host: cfg.Host, Port: port, Outcome: OutcomeCanceled, Cause: err, Canceled: err}}
-	}
-	c, res, err := netio.DialConn(ctx, cfg, dd.params(&cfg), account)
-	if err != nil {
-		return nil, nil, &net.OpError{Op: "dial", Net: network, Err: err}
-	}
-	return c, res, nil
 }

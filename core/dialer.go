@@ -3,6 +3,8 @@ package core
 import (
 	"net/netip"
 	"time"
+
+	"github.com/hev2/hev2/internal/engine"
 )
 
 // Dialer holds the options of a Happy Eyeballs connection. Its zero value is
@@ -90,48 +92,8 @@ type Dialer struct {
 // DefaultResolver is used when Dialer.Resolver is nil.
 var DefaultResolver Resolver = DefaultSystemResolver
 
-func (d *Dialer) resolutionDelay() time.Duration {
-	if d.ResolutionDelay == 0 {
-		return DefaultResolutionDelay
-	}
-	return d.ResolutionDelay
-}
+func init() { engine.DefaultResolver = func() Resolver { return DefaultResolver } }
 
-func (d *Dialer) attemptDelay() time.Duration {
-	switch v := d.ConnectionAttemptDelay; {
-	case v == 0:
-		return DefaultConnectionAttemptDelay
-	case v < MinConnectionAttemptDelay:
-		return MinConnectionAttemptDelay
-	case v > MaxConnectionAttemptDelay:
-		return MaxConnectionAttemptDelay
-	default:
-		return v
-	}
-}
-
-func (d *Dialer) firstFamilyCount() int {
-	if d.FirstAddressFamilyCount == 0 {
-		return DefaultFirstAddressFamilyCount
-	}
-	return d.FirstAddressFamilyCount
-}
-
-func (d *Dialer) resolver() Resolver {
-	if d.Resolver == nil {
-		return DefaultResolver
-	}
-	return d.Resolver
-}
-
-// wantedFamily is the family restriction after the local address is taken
-// into account.
-func (d *Dialer) wantedFamily() Family {
-	if d.Family != FamilyUnspec {
-		return d.Family
-	}
-	if d.LocalAddr.IsValid() {
-		return FamilyOf(d.LocalAddr)
-	}
-	return FamilyUnspec
-}
+// options is the Dialer as the engine reads it: the same fields, so the
+// conversion copies nothing (engine.Options).
+func (d *Dialer) options() *engine.Options { return (*engine.Options)(d) }

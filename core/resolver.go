@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/netip"
 
+	"github.com/hev2/hev2/internal/engine"
 	"github.com/hev2/hev2/internal/resolve"
 )
 
@@ -14,10 +15,10 @@ import (
 // Implementations must return promptly once ctx is done (an implementation
 // that cannot interrupt its work abandons it and returns ctx's error).
 // Failures should be *ResolveError so that callers see getaddrinfo-style codes;
-// an empty answer without an error is treated as EAI_NODATA.
-type Resolver interface {
-	LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error)
-}
+// an empty answer without an error is treated as EAI_NODATA. Its method:
+//
+//	LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error)
+type Resolver = engine.Resolver
 
 // ResolverFunc adapts a function to the Resolver interface.
 type ResolverFunc func(ctx context.Context, host string, family Family) ([]netip.Addr, error)

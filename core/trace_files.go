@@ -66,6 +66,5 @@ func WriteChromeTrace(w io.Writer, events []TraceEvent, meta TraceMeta) error {
 // TraceMeta describes a race of this Dialer to host:port for the trace
 // files (the delays it runs with, after defaults and clamping).
 func (d *Dialer) TraceMeta(host string, port uint16) TraceMeta {
-	return TraceMeta{Host: host, Port: port, ResolutionDelay: d.resolutionDelay(),
-		ConnectionAttemptDelay: d.attemptDelay(), FirstAddressFamilyCount: d.firstFamilyCount()}
+	return d.options().TraceMeta(host, port)
 }

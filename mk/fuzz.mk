@@ -20,7 +20,7 @@ FUZZ_TARGETS := \
 	./capi/internal/cparse:FuzzStaticHosts \
 	./capi/internal/cparse:FuzzNameservers \
 	./capi/internal/cparse:FuzzLocalHost \
-	./core:FuzzParsePort \
+	./internal/engine:FuzzParsePort \
 	./internal/resolve:FuzzParseHosts \
 	./internal/resolve:FuzzParseResolvConf \
 	./internal/resolve:FuzzAnswerAddrs \

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/engine"
 	"github.com/hev2/hev2/internal/resolve"
 	"github.com/hev2/hev2/tests/resolvertest"
 )
@@ -54,7 +55,8 @@ func childConnectBurst(a childArgs) (any, error) {
 	}()
 	rep.Baseline = resolvertest.OSThreads()
 	peaks := sampleThreadPeaks()
-	d := core.Dialer{Resolver: r}
+	// The C ABI's two kinds of handle, as capi makes them.
+	d := engine.Options{Resolver: r}
 	var mu sync.Mutex
 	var ended sync.WaitGroup
 	note := func(err error) {

@@ -1,6 +1,7 @@
-package core
+package engine
 
 import (
+	"context"
 	"net"
 	"net/netip"
 	"os"
@@ -190,4 +191,21 @@ func mustAddrs(s ...string) []netip.Addr {
 		out[i] = netip.MustParseAddr(x)
 	}
 	return out
+}
+
+// resolverFunc is core.ResolverFunc: a function as a Resolver.
+type resolverFunc func(ctx context.Context, host string, family Family) ([]netip.Addr, error)
+
+func (f resolverFunc) LookupFamily(ctx context.Context, host string, family Family) ([]netip.Addr, error) {
+	return f(ctx, host, family)
+}
+
+// DialContext is core.Dialer.DialContext, for the tests of the race it
+// plays through Go's netpoller.
+func (o *Options) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	c, _, err := o.DialConn(ctx, network, address, false)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }

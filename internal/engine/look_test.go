@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"errors"
@@ -38,7 +38,7 @@ func TestLookRacesThePollerWithoutDoubleDelivery(t *testing.T) {
 		results [races]*Result
 		errs    [races]error
 	)
-	d := &Dialer{DisableHistory: true}
+	d := &Options{DisableHistory: true}
 	decidedByLook := 0
 	for i := 0; i < races; i++ {
 		p := port
@@ -103,7 +103,7 @@ func TestLookRacesThePollerWithoutDoubleDelivery(t *testing.T) {
 func TestLoopbackConnectIsSettledAsItStarts(t *testing.T) {
 	checkLeaks(t)
 	ln := echoListener(t, "127.0.0.1:0")
-	d := &Dialer{DisableHistory: true}
+	d := &Options{DisableHistory: true}
 	for _, tc := range []struct {
 		port    uint16
 		refused bool

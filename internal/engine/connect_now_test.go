@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"context"
@@ -54,14 +54,14 @@ func peerPort(t *testing.T, fd int) int {
 func TestConnectNowWinsAtOnceAndReusesItsRace(t *testing.T) {
 	lnA, lnB := echoListener(t, "127.0.0.1:0"), echoListener(t, "[::1]:0")
 	checkLeaks(t)
-	var lone Dialer
-	raced := Dialer{Trace: func(TraceEvent) {}}
+	var lone Options
+	raced := Options{Trace: func(TraceEvent) {}}
 	targets := []struct {
-		d    *Dialer
+		d    *Options
 		host string
 		port int
 	}{{&lone, "127.0.0.1", portOf(lnA)}, {&raced, "::1", portOf(lnB)}, {&lone, "::1", portOf(lnB)}, {&raced, "127.0.0.1", portOf(lnA)}}
-	var d Dialer
+	var d Options
 	var wg sync.WaitGroup
 	var atOnce [4]atomic.Int32
 	errs := make(chan error, 8)
@@ -137,7 +137,7 @@ func TestConnectNowWinsAtOnceAndReusesItsRace(t *testing.T) {
 func TestConnectNowHandsBackAnUndecidedRace(t *testing.T) {
 	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	fd, r, err := d.ConnectNow("127.0.0.1", uint16(port))
 	if err != nil || fd != -1 || r == nil {
 		t.Fatalf("fd %d race %v err %v, want a running race", fd, r, err)
@@ -161,7 +161,7 @@ func TestConnectNowHandsBackAnUndecidedRace(t *testing.T) {
 func TestConnectNowRefusedIsADecidedRace(t *testing.T) {
 	port := closedPort(t)
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	fd, r, err := d.ConnectNow("127.0.0.1", port)
 	if err != nil || fd != -1 || r == nil || !r.Done() {
 		t.Fatalf("fd %d race %v err %v, want a decided race", fd, r, err)
@@ -193,7 +193,7 @@ func TestConnectNowRefusedIsADecidedRace(t *testing.T) {
 
 // Bad input is refused as Start refuses it: no fd, no race.
 func TestConnectNowRefusesBadInput(t *testing.T) {
-	var d Dialer
+	var d Options
 	fd, r, err := d.ConnectNow("bad\x00host", 80)
 	if !errors.Is(err, ErrInvalidOptions) || fd != -1 || r != nil {
 		t.Fatalf("fd %d race %v err %v", fd, r, err)
@@ -214,7 +214,7 @@ func (q quickResolver) LookupFamily(_ context.Context, _ string, f Family) ([]ne
 func TestConnectNowWithLookupsStaysRight(t *testing.T) {
 	ln := echoListener(t, "127.0.0.1:0")
 	checkLeaks(t)
-	d := Dialer{Resolver: quickResolver{map[Family][]netip.Addr{IPv4: mustAddrs("127.0.0.1")}}}
+	d := Options{Resolver: quickResolver{map[Family][]netip.Addr{IPv4: mustAddrs("127.0.0.1")}}}
 	for range 50 {
 		fd, r, err := d.ConnectNow("quick.test", uint16(portOf(ln)))
 		if err != nil {
@@ -234,7 +234,7 @@ func TestConnectNowWithLookupsStaysRight(t *testing.T) {
 			t.Fatal("wrong peer")
 		}
 		unix.Close(fd)
-		var plain Dialer
+		var plain Options
 		fd, r, err = plain.ConnectNow("127.0.0.1", uint16(portOf(ln)))
 		if err != nil || r != nil {
 			t.Fatalf("fd %d race %v err %v", fd, r, err)
@@ -252,7 +252,7 @@ func TestConnectNowWithLookupsStaysRight(t *testing.T) {
 // a Race, so such a measurement is made again, with a new listener.
 func TestConnectNowToALiteralAllocatesNothing(t *testing.T) {
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	for try := 1; try <= 3; try++ {
 		ln, port := unacceptedListener(t)
 		late := 0

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"context"
@@ -14,26 +14,26 @@ import (
 func TestLoneLiteralOnlyWhenNothingElseApplies(t *testing.T) {
 	cases := []struct {
 		name string
-		d    Dialer
+		d    Options
 		host string
 		port uint16
 		want string // the address, "" for the ordinary way
 	}{
-		{"v4 literal", Dialer{}, "127.0.0.1", 80, "127.0.0.1:80"},
-		{"v6 literal", Dialer{}, "::1", 80, "[::1]:80"},
-		{"v6 literal in brackets", Dialer{}, "[::1]", 80, "[::1]:80"},
-		{"socket options", Dialer{NoDelay: true, BlockingFD: true, KeepAlive: time.Minute}, "127.0.0.1", 80, "127.0.0.1:80"},
-		{"wanted family", Dialer{Family: IPv6}, "::1", 80, "[::1]:80"},
-		{"a name", Dialer{}, "localhost", 80, ""},
-		{"a zone", Dialer{}, "fe80::1%lo", 80, ""},
-		{"port 0", Dialer{}, "127.0.0.1", 0, ""},
-		{"other family", Dialer{Family: IPv6}, "127.0.0.1", 80, ""},
-		{"local address", Dialer{LocalAddr: netip.MustParseAddr("127.0.0.1")}, "127.0.0.1", 80, ""},
-		{"local port", Dialer{LocalPort: 4000}, "127.0.0.1", 80, ""},
-		{"traced", Dialer{Trace: func(TraceEvent) {}}, "127.0.0.1", 80, ""},
-		{"recorded", Dialer{Record: true}, "127.0.0.1", 80, ""},
-		{"bad option", Dialer{FirstAddressFamilyCount: -1}, "127.0.0.1", 80, ""},
-		{"empty host", Dialer{}, "", 80, ""},
+		{"v4 literal", Options{}, "127.0.0.1", 80, "127.0.0.1:80"},
+		{"v6 literal", Options{}, "::1", 80, "[::1]:80"},
+		{"v6 literal in brackets", Options{}, "[::1]", 80, "[::1]:80"},
+		{"socket options", Options{NoDelay: true, BlockingFD: true, KeepAlive: time.Minute}, "127.0.0.1", 80, "127.0.0.1:80"},
+		{"wanted family", Options{Family: IPv6}, "::1", 80, "[::1]:80"},
+		{"a name", Options{}, "localhost", 80, ""},
+		{"a zone", Options{}, "fe80::1%lo", 80, ""},
+		{"port 0", Options{}, "127.0.0.1", 0, ""},
+		{"other family", Options{Family: IPv6}, "127.0.0.1", 80, ""},
+		{"local address", Options{LocalAddr: netip.MustParseAddr("127.0.0.1")}, "127.0.0.1", 80, ""},
+		{"local port", Options{LocalPort: 4000}, "127.0.0.1", 80, ""},
+		{"traced", Options{Trace: func(TraceEvent) {}}, "127.0.0.1", 80, ""},
+		{"recorded", Options{Record: true}, "127.0.0.1", 80, ""},
+		{"bad option", Options{FirstAddressFamilyCount: -1}, "127.0.0.1", 80, ""},
+		{"empty host", Options{}, "", 80, ""},
 	}
 	for _, c := range cases {
 		c.d.DisableNAT64 = true // this host's NAT64 state must not decide the test
@@ -54,7 +54,7 @@ func TestLoneLiteralOnlyWhenNothingElseApplies(t *testing.T) {
 func TestConnectNowLoneAttemptInFlightIsAdopted(t *testing.T) {
 	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	// The race's sockets are the ones connecting to port (synSent): the
 	// process's fd count would also move with other tests' goroutines
 	// still closing what they served. (checkLeaks counts the fds once

@@ -1,9 +1,10 @@
-package core
+package engine
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hev2/hev2/internal/race"
 	"net"
 	"net/netip"
 	"strings"
@@ -80,7 +81,7 @@ func (s *steps) when(key string) <-chan struct{} {
 const stepWait = 10 * time.Second
 
 func scriptedResolver(seen *steps, answers map[Family]scriptedAnswer) Resolver {
-	return ResolverFunc(func(ctx context.Context, host string, f Family) ([]netip.Addr, error) {
+	return resolverFunc(func(ctx context.Context, host string, f Family) ([]netip.Addr, error) {
 		a := answers[f]
 		if a.after != "" {
 			select {
@@ -109,7 +110,7 @@ type ports struct {
 type driverCase struct {
 	name   string
 	host   string
-	dialer func(seen *steps) Dialer
+	dialer func(seen *steps) Options
 	port   func(p ports) int
 	cancel string // cancel once the race has taken this step ("": never)
 }
@@ -117,55 +118,55 @@ type driverCase struct {
 func driverCases() []driverCase {
 	v6, v4 := netip.MustParseAddr("::1"), netip.MustParseAddr("127.0.0.1")
 	accept := func(p ports) int { return p.accept }
-	plain := func(*steps) Dialer { return Dialer{} }
+	plain := func(*steps) Options { return Options{} }
 	return []driverCase{
 		{name: "literal accepted", host: "127.0.0.1", port: accept, dialer: plain},
 		{name: "literal refused", host: "127.0.0.1", port: func(p ports) int { return p.refuse }, dialer: plain},
-		{name: "v6 refused, v4 wins", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
+		{name: "v6 refused, v4 wins", host: "dual.test", port: accept, dialer: func(seen *steps) Options {
 			// The accepting listener is on 127.0.0.1 only: ::1 refuses.
 			// A is answered once IPv6 has failed.
-			return Dialer{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}},
+			return Options{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}},
 				IPv4: {after: "attempt-failed #0 ::1", addrs: []netip.Addr{v4}}})}
 		}},
-		{name: "A first, AAAA within resolution delay", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
+		{name: "A first, AAAA within resolution delay", host: "dual.test", port: accept, dialer: func(seen *steps) Options {
 			// AAAA is answered once the Resolution Delay has started; the
 			// delay is long, so that a loaded machine's scheduling cannot
 			// make it end first.
-			return Dialer{ResolutionDelay: 2 * time.Second, Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{
+			return Options{ResolutionDelay: 2 * time.Second, Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{
 				IPv6: {after: "resolution-delay", addrs: []netip.Addr{v6}}, IPv4: {addrs: []netip.Addr{v4}}})}
 		}},
-		{name: "AAAA fails, A answers", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
-			return Dialer{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {code: EAI_NODATA},
+		{name: "AAAA fails, A answers", host: "dual.test", port: accept, dialer: func(seen *steps) Options {
+			return Options{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {code: EAI_NODATA},
 				IPv4: {after: "lookup-failed AAAA", addrs: []netip.Addr{v4}}})}
 		}},
-		{name: "both lookups fail", host: "dual.test", port: accept, dialer: func(seen *steps) Dialer {
-			return Dialer{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {code: EAI_NONAME},
-				IPv4: {after: "lookup-failed AAAA", code: EAI_NONAME}})}
+		{name: "both lookups fail", host: "dual.test", port: accept, dialer: func(seen *steps) Options {
+			return Options{Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {code: race.EAI_NONAME},
+				IPv4: {after: "lookup-failed AAAA", code: race.EAI_NONAME}})}
 		}},
-		{name: "v6 SYN dropped, v4 after attempt delay", host: "dual.test", port: func(p ports) int { return p.dual }, dialer: func(*steps) Dialer {
-			return Dialer{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
+		{name: "v6 SYN dropped, v4 after attempt delay", host: "dual.test", port: func(p ports) int { return p.dual }, dialer: func(*steps) Options {
+			return Options{ConnectionAttemptDelay: 50 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
 		}},
-		{name: "connect timeout", host: "127.0.0.1", port: func(p ports) int { return p.drop }, dialer: func(*steps) Dialer {
-			return Dialer{ConnectTimeout: 60 * time.Millisecond}
+		{name: "connect timeout", host: "127.0.0.1", port: func(p ports) int { return p.drop }, dialer: func(*steps) Options {
+			return Options{ConnectTimeout: 60 * time.Millisecond}
 		}},
 		{name: "canceled mid-attempt", host: "127.0.0.1", port: func(p ports) int { return p.drop },
 			cancel: "attempt-started #0 127.0.0.1", dialer: plain},
 		{name: "canceled mid-race", host: "dual.test", port: func(p ports) int { return p.drop2 },
-			cancel: "attempt-started #1 127.0.0.1", dialer: func(*steps) Dialer {
+			cancel: "attempt-started #1 127.0.0.1", dialer: func(*steps) Options {
 				// Two attempts in flight, both hanging, when the caller
 				// gives up.
-				return Dialer{ConnectionAttemptDelay: 10 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
+				return Options{ConnectionAttemptDelay: 10 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": {v4, v6}}}
 			}},
-		{name: "bind fails", host: "127.0.0.1", port: accept, dialer: func(*steps) Dialer {
+		{name: "bind fails", host: "127.0.0.1", port: accept, dialer: func(*steps) Options {
 			// 198.18.0.1 is not an address of this host.
-			return Dialer{LocalAddr: netip.MustParseAddr("198.18.0.1")}
+			return Options{LocalAddr: netip.MustParseAddr("198.18.0.1")}
 		}},
-		{name: "both families hang, open timeout", host: "dual.test", port: func(p ports) int { return p.drop2 }, dialer: func(seen *steps) Dialer {
+		{name: "both families hang, open timeout", host: "dual.test", port: func(p ports) int { return p.drop2 }, dialer: func(seen *steps) Options {
 			// A is answered once IPv6's attempt has started, well within
 			// the attempt delay; the open timeout comes well after the
 			// second attempt (timers that expire together on a late
 			// driver would be another story).
-			return Dialer{OpenTimeout: 600 * time.Millisecond, ConnectionAttemptDelay: 200 * time.Millisecond,
+			return Options{OpenTimeout: 600 * time.Millisecond, ConnectionAttemptDelay: 200 * time.Millisecond,
 				Resolver: scriptedResolver(seen, map[Family]scriptedAnswer{IPv6: {addrs: []netip.Addr{v6}},
 					IPv4: {after: "attempt-started #0 ::1", addrs: []netip.Addr{v4}}})}
 		}},
@@ -176,16 +177,16 @@ func driverCases() []driverCase {
 func step(ev TraceEvent) string {
 	s := ev.Kind.String()
 	switch ev.Kind {
-	case TraceLookupStarted, TraceLookupAnswered, TraceLookupFailed, TraceLookupCanceled:
+	case race.TraceLookupStarted, race.TraceLookupAnswered, race.TraceLookupFailed, race.TraceLookupCanceled:
 		s += " " + ev.Family.QueryType()
-	case TraceAttemptStarted, TraceAttemptFailed, TraceAttemptWon, TraceAttemptClosed:
+	case race.TraceAttemptStarted, race.TraceAttemptFailed, race.TraceAttemptWon, race.TraceAttemptClosed:
 		s += fmt.Sprintf(" #%d %v", ev.Attempt, ev.Addr.Addr())
-	case TraceTimeout:
+	case race.TraceTimeout:
 		s += " " + ev.Timeout.String()
-	case TraceHistory:
+	case race.TraceHistory:
 		s += " " + ev.Family.String()
 	}
-	if ev.Err != nil && ev.Kind != TraceDone {
+	if ev.Err != nil && ev.Kind != race.TraceDone {
 		s += " (" + ev.Err.Error() + ")"
 	}
 	return s
@@ -238,7 +239,7 @@ func cancelAt(seen *steps, at string, cancel func()) (stop func()) {
 // runAsync, runCallerThread and runNetpoll play the race through one
 // driver each; seen (nil: a new one) is told every step, and the race is
 // cancelled once it has taken the step cancel names ("": never).
-func runAsync(t *testing.T, d Dialer, seen *steps, host string, port int, cancel string) driverRun {
+func runAsync(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
 	if seen == nil {
 		seen = new(steps)
@@ -251,7 +252,7 @@ func runAsync(t *testing.T, d Dialer, seen *steps, host string, port int, cancel
 	return run
 }
 
-func runCallerThread(t *testing.T, d Dialer, seen *steps, host string, port int, cancel string) driverRun {
+func runCallerThread(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
 	if seen == nil {
 		seen = new(steps)
@@ -274,7 +275,7 @@ func runCallerThread(t *testing.T, d Dialer, seen *steps, host string, port int,
 
 // runNetpoll plays the race through DialContext: the outcome names the
 // connection's remote address, as the others name the fd's.
-func runNetpoll(t *testing.T, d Dialer, seen *steps, host string, port int, cancel string) driverRun {
+func runNetpoll(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
 	if seen == nil {
 		seen = new(steps)
@@ -315,7 +316,7 @@ func TestDriversAgree(t *testing.T) {
 			p.drop2 = bothDrop(t)
 			checkLeaks(t)
 			port := c.port(p)
-			run := func(driver func(*testing.T, Dialer, *steps, string, int, string) driverRun) driverRun {
+			run := func(driver func(*testing.T, Options, *steps, string, int, string) driverRun) driverRun {
 				seen := new(steps)
 				return driver(t, c.dialer(seen), seen, c.host, port, c.cancel)
 			}
@@ -341,10 +342,10 @@ func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
 	// started, Wait is driving the race, and the cancel must reach it there
 	// (a cancel sent before Wait began would prove nothing).
 	driving := make(chan struct{})
-	d := Dialer{ConnectionAttemptDelay: 10 * time.Millisecond,
+	d := Options{ConnectionAttemptDelay: 10 * time.Millisecond,
 		Hosts: map[string][]netip.Addr{"hang.test": mustAddrs("::1", "127.0.0.1")},
 		Trace: func(ev TraceEvent) {
-			if ev.Kind == TraceAttemptStarted && ev.Attempt == 1 {
+			if ev.Kind == race.TraceAttemptStarted && ev.Attempt == 1 {
 				close(driving)
 			}
 		}}
@@ -376,7 +377,7 @@ func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
 func TestCallerThreadCancelWithNoDriver(t *testing.T) {
 	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	fired := 0
 	r, err := d.Start("127.0.0.1", uint16(port), func() { fired++ })
 	if err != nil {
@@ -395,7 +396,7 @@ func TestCallerThreadCancelWithNoDriver(t *testing.T) {
 func TestCallerThreadSeveralWaiters(t *testing.T) {
 	ln := echoListener(t, "[::1]:0")
 	checkLeaks(t)
-	d := Dialer{Hosts: map[string][]netip.Addr{"slow.test": {netip.MustParseAddr("::1")}}}
+	d := Options{Hosts: map[string][]netip.Addr{"slow.test": {netip.MustParseAddr("::1")}}}
 	calls := 0
 	r, err := d.Start("slow.test", uint16(portOf(ln)), func() { calls++ })
 	if err != nil {
@@ -423,7 +424,7 @@ func TestCallerThreadSeveralWaiters(t *testing.T) {
 
 func TestCallerThreadRefusedIsErrno(t *testing.T) {
 	port := closedPort(t)
-	var d Dialer
+	var d Options
 	r, err := d.Start("127.0.0.1", port, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 func TestPendingRaceStartAllocatesTwoAndItsCancelNone(t *testing.T) {
 	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	var lastErr error
 	onDone := func(_ *Result, err error) { lastErr = err } // made once, not counted
 	start := func() *Pending {

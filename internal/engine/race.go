@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"time"
@@ -23,20 +23,20 @@ type Race struct {
 // calling thread: the first connect (or the lookups) starts before Start
 // returns. onDone, if not nil, is called once, on the thread that decides
 // the race, right after the outcome is known; it must not block.
-func (d *Dialer) Start(host string, port uint16, onDone func()) (*Race, error) {
-	r, err := d.startDriven(host, port, onDone)
+func (o *Options) Start(host string, port uint16, onDone func()) (*Race, error) {
+	r, err := o.startDriven(host, port, onDone)
 	if err != nil {
 		return nil, err
 	}
 	return &Race{r}, nil
 }
 
-func (d *Dialer) startDriven(host string, port uint16, onDone func()) (*netio.Driven, error) {
-	cfg, err := d.raceConfig(host, port)
+func (o *Options) startDriven(host string, port uint16, onDone func()) (*netio.Driven, error) {
+	cfg, err := o.raceConfig(host, port)
 	if err != nil {
 		return nil, err
 	}
-	return netio.Start(cfg, d.params(&cfg), onDone), nil
+	return netio.Start(cfg, o.params(&cfg), onDone), nil
 }
 
 // ConnectNow is Start without onDone, plus one look at the race without
@@ -49,22 +49,22 @@ func (d *Dialer) startDriven(host string, port uint16, onDone func()) (*netio.Dr
 // (a failure) or still running: the caller sets its onDone (SetOnDone)
 // before another goroutine can reach it, and looks at Done. err is
 // Start's.
-func (d *Dialer) ConnectNow(host string, port uint16) (fd int, race *Race, err error) {
+func (o *Options) ConnectNow(host string, port uint16) (fd int, race *Race, err error) {
 	// The race is wrapped in a Race only when it is handed back: a connect
 	// won here costs no allocation for it.
 	var r *netio.Driven
-	if addr, ok := d.loneLiteral(host, port); ok {
+	if addr, ok := o.loneLiteral(host, port); ok {
 		// One address, nothing to decide before its connect: the
 		// connect comes first, and a race only if it is not won at once
 		// (lone.go).
-		sock := d.socketOptions()
+		sock := o.socketOptions()
 		fd, first := netio.TryLone(addr, &sock)
 		if fd >= 0 {
 			return fd, nil, nil
 		}
-		r, err = d.startDrivenWith(host, port, &first)
+		r, err = o.startDrivenWith(host, port, &first)
 	} else {
-		r, err = d.startDriven(host, port, nil)
+		r, err = o.startDriven(host, port, nil)
 	}
 	if err != nil {
 		return -1, nil, err
@@ -124,12 +124,12 @@ type Pending struct {
 // Cancel. onDone is called exactly once with the outcome, on whichever
 // goroutine decided it (possibly inside ConnectAsync or Cancel); it must
 // not block, since that may be the poller every race shares.
-func (d *Dialer) ConnectAsync(host string, port uint16, onDone func(*Result, error)) (*Pending, error) {
-	cfg, err := d.raceConfig(host, port)
+func (o *Options) ConnectAsync(host string, port uint16, onDone func(*Result, error)) (*Pending, error) {
+	cfg, err := o.raceConfig(host, port)
 	if err != nil {
 		return nil, err
 	}
-	return &Pending{netio.StartEvented(cfg, d.params(&cfg), onDone)}, nil
+	return &Pending{netio.StartEvented(cfg, o.params(&cfg), onDone)}, nil
 }
 
 // Cancel ends the race with cause unless it is decided already; any

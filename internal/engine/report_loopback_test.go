@@ -1,8 +1,9 @@
-package core
+package engine
 
 import (
 	"context"
 	"errors"
+	"github.com/hev2/hev2/internal/race"
 	"net"
 	"net/netip"
 	"syscall"
@@ -18,7 +19,7 @@ import (
 func TestReportOfLoopbackRace(t *testing.T) {
 	port := uint16(v6RefusesV4Echoes(t))
 	checkLeaks(t)
-	d := Dialer{Record: true, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
+	d := Options{Record: true, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
 	check := func(t *testing.T, res *Result, err error) {
 		t.Helper()
 		if err != nil {
@@ -29,17 +30,17 @@ func TestReportOfLoopbackRace(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !rep.Connected || rep.Winner != 1 || rep.Family != IPv4 || rep.Reason != ReasonOtherFamilyFailed ||
+		if !rep.Connected || rep.Winner != 1 || rep.Family != IPv4 || rep.Reason != race.ReasonOtherFamilyFailed ||
 			rep.Resolving.Happened || rep.ResolutionDelay.Happened || !rep.Connecting.Happened ||
-			rep.Connecting.End != rep.Elapsed || rep.Lookups[0].State != LookupNotAsked || rep.Lookups[1].Family != IPv4 {
+			rep.Connecting.End != rep.Elapsed || rep.Lookups[0].State != race.LookupNotAsked || rep.Lookups[1].Family != IPv4 {
 			t.Fatalf("report %+v", rep)
 		}
 		if len(rep.Attempts) != 2 {
 			t.Fatalf("attempts %+v", rep.Attempts)
 		}
 		v6, v4 := rep.Attempts[0], rep.Attempts[1]
-		if v6.Addr.Addr() != netip.IPv6Loopback() || v6.Outcome != AttemptFailed || !errors.Is(v6.Err, syscall.ECONNREFUSED) ||
-			v4.Outcome != AttemptConnected || v4.Start != v6.End || v4.End != rep.Elapsed {
+		if v6.Addr.Addr() != netip.IPv6Loopback() || v6.Outcome != race.AttemptFailed || !errors.Is(v6.Err, syscall.ECONNREFUSED) ||
+			v4.Outcome != race.AttemptConnected || v4.Start != v6.End || v4.End != rep.Elapsed {
 			t.Fatalf("attempts %+v", rep.Attempts)
 		}
 	}
@@ -63,7 +64,7 @@ func TestReportOfLoopbackRace(t *testing.T) {
 func TestReportOfLoopbackFailure(t *testing.T) {
 	port := int(closedPort(t))
 	checkLeaks(t)
-	d := Dialer{Record: true}
+	d := Options{Record: true}
 	_, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
 	var he *Error
 	if !errors.As(err, &he) {
@@ -73,8 +74,8 @@ func TestReportOfLoopbackFailure(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Connected || rep.Reason != ReasonNone || rep.Failure != OutcomeConnect || len(rep.Attempts) != 1 ||
-		rep.Attempts[0].Outcome != AttemptFailed || !errors.Is(rep.Attempts[0].Err, syscall.ECONNREFUSED) {
+	if rep.Connected || rep.Reason != race.ReasonNone || rep.Failure != race.OutcomeConnect || len(rep.Attempts) != 1 ||
+		rep.Attempts[0].Outcome != race.AttemptFailed || !errors.Is(rep.Attempts[0].Err, syscall.ECONNREFUSED) {
 		t.Fatalf("report %+v", rep)
 	}
 }
@@ -82,13 +83,13 @@ func TestReportOfLoopbackFailure(t *testing.T) {
 // Without Record nothing is kept, and the report says so.
 func TestReportNeedsRecord(t *testing.T) {
 	ln := echoListener(t, "127.0.0.1:0")
-	var d Dialer
+	var d Options
 	res, err := d.Connect(context.Background(), "127.0.0.1", uint16(portOf(ln)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	unix.Close(res.FD)
-	if _, err := res.Report(); res.Trace != nil || !errors.Is(err, ErrNoTrace) {
+	if _, err := res.Report(); res.Trace != nil || !errors.Is(err, race.ErrNoTrace) {
 		t.Fatalf("trace %v, report error %v", res.Trace, err)
 	}
 }

@@ -1,8 +1,9 @@
-package core
+package engine
 
 import (
 	"context"
 	"errors"
+	"github.com/hev2/hev2/internal/race"
 	"net"
 	"net/netip"
 	"strconv"
@@ -18,7 +19,7 @@ func TestLoopbackConnectEachFamily(t *testing.T) {
 		t.Run(ip, func(t *testing.T) {
 			ln := echoListener(t, net.JoinHostPort(ip, "0"))
 			checkLeaks(t)
-			var d Dialer
+			var d Options
 			res, err := d.Connect(context.Background(), ip, uint16(portOf(ln)))
 			if err != nil {
 				t.Fatal(err)
@@ -38,7 +39,7 @@ func TestLoopbackConnectEachFamily(t *testing.T) {
 func TestLoopbackBlockingFD(t *testing.T) {
 	ln := echoListener(t, "127.0.0.1:0")
 	checkLeaks(t)
-	d := Dialer{BlockingFD: true, NoDelay: true}
+	d := Options{BlockingFD: true, NoDelay: true}
 	res, err := d.Connect(context.Background(), "127.0.0.1", uint16(portOf(ln)))
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestLoopbackBlockingFD(t *testing.T) {
 func TestLoopbackRefused(t *testing.T) {
 	port := closedPort(t)
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(port))
 	var he *Error
 	if !errors.As(err, &he) || !errors.Is(err, syscall.ECONNREFUSED) || he.Cause != syscall.ECONNREFUSED {
@@ -67,7 +68,7 @@ func TestLoopbackFallbackFromDroppedSYN(t *testing.T) {
 	port := v6DropsV4Echoes(t)
 	checkLeaks(t)
 	var events []TraceEvent
-	d := Dialer{
+	d := Options{
 		ConnectionAttemptDelay: 50 * time.Millisecond,
 		Hosts:                  map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")},
 		Trace:                  func(ev TraceEvent) { events = append(events, ev) },
@@ -86,7 +87,7 @@ func TestLoopbackFallbackFromDroppedSYN(t *testing.T) {
 	roundTrip(t, res.FD)
 	var closed bool
 	for _, ev := range events {
-		closed = closed || ev.Kind == TraceAttemptClosed && ev.Attempt == 0
+		closed = closed || ev.Kind == race.TraceAttemptClosed && ev.Attempt == 0
 	}
 	if !closed {
 		t.Fatalf("losing attempt not closed: %+v", events)
@@ -98,7 +99,7 @@ func TestLoopbackCancelMidAttempt(t *testing.T) {
 	checkLeaks(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	var d Dialer
+	var d Options
 	begin := time.Now()
 	_, err := d.Connect(ctx, "127.0.0.1", uint16(port))
 	if !errors.Is(err, context.Canceled) {
@@ -112,10 +113,10 @@ func TestLoopbackCancelMidAttempt(t *testing.T) {
 func TestLoopbackConnectTimeout(t *testing.T) {
 	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
-	d := Dialer{ConnectTimeout: 100 * time.Millisecond}
+	d := Options{ConnectTimeout: 100 * time.Millisecond}
 	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(port))
 	var he *Error
-	if !errors.As(err, &he) || he.Expired != TimeoutConnect || !errors.Is(err, syscall.ETIMEDOUT) {
+	if !errors.As(err, &he) || he.Expired != race.TimeoutConnect || !errors.Is(err, syscall.ETIMEDOUT) {
 		t.Fatalf("err %v, want connect_timeout", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestLoopbackConnectTimeout(t *testing.T) {
 func TestDialContextReturnsTCPConn(t *testing.T) {
 	ln := echoListener(t, "[::1]:0")
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	c, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("::1", itoa(portOf(ln))))
 	if err != nil {
 		t.Fatal(err)
@@ -153,29 +154,29 @@ func TestInvalidInput(t *testing.T) {
 		long[i] = 'a'
 	}
 	cases := map[string]struct {
-		d     Dialer
+		d     Options
 		host  string
 		port  uint16
 		kind  InputKind
 		field string
 	}{
-		"empty host":         {Dialer{}, "", 80, InputHost, "host"},
-		"empty brackets":     {Dialer{}, "[]", 80, InputHost, "host"},
-		"NUL in host":        {Dialer{}, "a\x00b", 80, InputHost, "host"},
-		"300-char host":      {Dialer{}, string(long), 80, InputHost, "host"},
-		"254-char in []":     {Dialer{}, "[" + string(long[:254]) + "]", 80, InputHost, "host"},
-		"port 0":             {Dialer{}, "127.0.0.1", 0, InputPort, "port"},
-		"negative timeout":   {Dialer{ConnectTimeout: -1}, "127.0.0.1", 80, InputOption, "connect_timeout"},
-		"absurd timeout":     {Dialer{ResolvTimeout: 1000 * time.Hour}, "127.0.0.1", 80, InputOption, "resolv_timeout"},
-		"negative delay":     {Dialer{ResolutionDelay: -time.Millisecond}, "127.0.0.1", 80, InputOption, "resolution_delay"},
-		"absurd stagger":     {Dialer{ConnectionAttemptDelay: MaxDuration + 1}, "127.0.0.1", 80, InputOption, "connection_attempt_delay"},
-		"negative keepalive": {Dialer{KeepAlive: -time.Second}, "127.0.0.1", 80, InputOption, "keepalive"},
-		"open+connect":       {Dialer{OpenTimeout: time.Second, ConnectTimeout: time.Second}, "127.0.0.1", 80, InputOption, "open_timeout"},
-		"open+resolv":        {Dialer{OpenTimeout: time.Second, ResolvTimeout: time.Second}, "127.0.0.1", 80, InputOption, "open_timeout"},
-		"unknown family":     {Dialer{Family: 5}, "127.0.0.1", 80, InputOption, "family"},
-		"local family":       {Dialer{Family: IPv6, LocalAddr: netip.MustParseAddr("127.0.0.1")}, "::1", 80, InputOption, "local_host"},
-		"negative FAFC":      {Dialer{FirstAddressFamilyCount: -1}, "127.0.0.1", 80, InputOption, "first_address_family_count"},
-		"FAFC 65":            {Dialer{FirstAddressFamilyCount: MaxFirstAddressFamilyCount + 1}, "127.0.0.1", 80, InputOption, "first_address_family_count"},
+		"empty host":         {Options{}, "", 80, InputHost, "host"},
+		"empty brackets":     {Options{}, "[]", 80, InputHost, "host"},
+		"NUL in host":        {Options{}, "a\x00b", 80, InputHost, "host"},
+		"300-char host":      {Options{}, string(long), 80, InputHost, "host"},
+		"254-char in []":     {Options{}, "[" + string(long[:254]) + "]", 80, InputHost, "host"},
+		"port 0":             {Options{}, "127.0.0.1", 0, InputPort, "port"},
+		"negative timeout":   {Options{ConnectTimeout: -1}, "127.0.0.1", 80, InputOption, "connect_timeout"},
+		"absurd timeout":     {Options{ResolvTimeout: 1000 * time.Hour}, "127.0.0.1", 80, InputOption, "resolv_timeout"},
+		"negative delay":     {Options{ResolutionDelay: -time.Millisecond}, "127.0.0.1", 80, InputOption, "resolution_delay"},
+		"absurd stagger":     {Options{ConnectionAttemptDelay: MaxDuration + 1}, "127.0.0.1", 80, InputOption, "connection_attempt_delay"},
+		"negative keepalive": {Options{KeepAlive: -time.Second}, "127.0.0.1", 80, InputOption, "keepalive"},
+		"open+connect":       {Options{OpenTimeout: time.Second, ConnectTimeout: time.Second}, "127.0.0.1", 80, InputOption, "open_timeout"},
+		"open+resolv":        {Options{OpenTimeout: time.Second, ResolvTimeout: time.Second}, "127.0.0.1", 80, InputOption, "open_timeout"},
+		"unknown family":     {Options{Family: 5}, "127.0.0.1", 80, InputOption, "family"},
+		"local family":       {Options{Family: IPv6, LocalAddr: netip.MustParseAddr("127.0.0.1")}, "::1", 80, InputOption, "local_host"},
+		"negative FAFC":      {Options{FirstAddressFamilyCount: -1}, "127.0.0.1", 80, InputOption, "first_address_family_count"},
+		"FAFC 65":            {Options{FirstAddressFamilyCount: MaxFirstAddressFamilyCount + 1}, "127.0.0.1", 80, InputOption, "first_address_family_count"},
 	}
 	for name, c := range cases {
 		// Every entry point applies the same rules, before anything starts.
@@ -189,20 +190,20 @@ func TestInvalidInput(t *testing.T) {
 			}
 		}
 	}
-	if err := (&Dialer{}).Validate(); err != nil {
-		t.Errorf("zero Dialer: %v", err)
+	if err := (&Options{}).Validate(); err != nil {
+		t.Errorf("zero Options: %v", err)
 	}
 	for _, h := range []string{string(long[:MaxHostLen]), "[" + string(long[:MaxHostLen]) + "]"} {
 		if got, err := checkHost(h); err != nil || got != string(long[:MaxHostLen]) {
 			t.Errorf("a host of %d characters: %q, %v", MaxHostLen, got, err)
 		}
 	}
-	_, err := (&Dialer{Family: IPv4}).Connect(context.Background(), "::1", 80)
+	_, err := (&Options{Family: IPv4}).Connect(context.Background(), "::1", 80)
 	var re *ResolveError
 	if !errors.As(err, &re) || re.Code != EAI_ADDRFAMILY {
 		t.Errorf("IPv4-only dial of ::1: %v, want EAI_ADDRFAMILY", err)
 	}
-	_, err = (&Dialer{Hosts: map[string][]netip.Addr{"empty.test": {}}}).Connect(context.Background(), "empty.test", 80)
+	_, err = (&Options{Hosts: map[string][]netip.Addr{"empty.test": {}}}).Connect(context.Background(), "empty.test", 80)
 	if !errors.As(err, &re) || re.Code != EAI_NODATA {
 		t.Errorf("static entry without addresses: %v, want EAI_NODATA", err)
 	}
@@ -218,11 +219,11 @@ func TestBindErrorReported(t *testing.T) {
 	ln := echoListener(t, "127.0.0.1:0")
 	checkLeaks(t)
 	// 198.18.0.1 is not an address of this host: bind must fail clearly.
-	d := Dialer{LocalAddr: netip.MustParseAddr("198.18.0.1")}
+	d := Options{LocalAddr: netip.MustParseAddr("198.18.0.1")}
 	_, err := d.Connect(context.Background(), "127.0.0.1", uint16(portOf(ln)))
-	var be *BindError
+	var be *race.BindError
 	if !errors.As(err, &be) || be.Err != syscall.EADDRNOTAVAIL {
-		t.Fatalf("err %v, want a BindError EADDRNOTAVAIL", err)
+		t.Fatalf("err %v, want a race.BindError EADDRNOTAVAIL", err)
 	}
 }
 
@@ -233,8 +234,8 @@ func TestAlreadyCanceledContextMakesNoAttempt(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var attempts int
-	d := Dialer{Trace: func(ev TraceEvent) {
-		if ev.Kind == TraceAttemptStarted {
+	d := Options{Trace: func(ev TraceEvent) {
+		if ev.Kind == race.TraceAttemptStarted {
 			attempts++
 		}
 	}}
@@ -251,7 +252,7 @@ func TestAlreadyCanceledContextMakesNoAttempt(t *testing.T) {
 func TestLoopbackManySequentialConnectsNeverStall(t *testing.T) {
 	ln := echoListener(t, "127.0.0.1:0")
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	for i := 0; i < 3000; i++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		res, err := d.Connect(ctx, "127.0.0.1", uint16(portOf(ln)))
@@ -265,7 +266,7 @@ func TestLoopbackManySequentialConnectsNeverStall(t *testing.T) {
 
 // The rules run on every connect: on valid input they allocate nothing.
 func TestInputRulesAllocateNothing(t *testing.T) {
-	d := Dialer{ConnectTimeout: time.Second, FirstAddressFamilyCount: 2, LocalAddr: netip.MustParseAddr("::1"), Family: IPv6}
+	d := Options{ConnectTimeout: time.Second, FirstAddressFamilyCount: 2, LocalAddr: netip.MustParseAddr("::1"), Family: IPv6}
 	allocs := testing.AllocsPerRun(100, func() {
 		if d.Validate() != nil {
 			t.Fatal("refused")

@@ -1,6 +1,7 @@
-package core
+package engine
 
 import (
+	"github.com/hev2/hev2/internal/history"
 	"net/netip"
 	"strings"
 	"testing"
@@ -30,7 +31,7 @@ func TestHistoryAcrossDrivers(t *testing.T) {
 	hosts := map[string][]netip.Addr{"dual.test": mustAddrs("::1", "127.0.0.1")}
 	// IPv4 first wins before the attempt delay would start ::1: a delay
 	// long enough that a driver scheduled late cannot get there first.
-	d := Dialer{ConnectionAttemptDelay: 250 * time.Millisecond, Hosts: hosts}
+	d := Options{ConnectionAttemptDelay: 250 * time.Millisecond, Hosts: hosts}
 
 	first := runAsync(t, d, nil, "dual.test", port, "")
 	want := []string{"attempt-started #0 ::1", "attempt-delay", "attempt-started #1 127.0.0.1", "attempt-won #1 127.0.0.1", "attempt-closed #0 ::1", "done"}
@@ -38,7 +39,7 @@ func TestHistoryAcrossDrivers(t *testing.T) {
 		t.Fatalf("first race: %s\n  %s", first.outcome, strings.Join(first.steps, "\n  "))
 	}
 	want = []string{"history ipv4", "attempt-started #0 127.0.0.1", "attempt-delay", "attempt-won #0 127.0.0.1", "done"}
-	for name, run := range map[string]func(*testing.T, Dialer, *steps, string, int, string) driverRun{
+	for name, run := range map[string]func(*testing.T, Options, *steps, string, int, string) driverRun{
 		"async": runAsync, "caller thread": runCallerThread, "netpoll": runNetpoll,
 	} {
 		r := run(t, d, nil, "dual.test", port, "")
@@ -56,11 +57,11 @@ func TestHistoryAcrossDrivers(t *testing.T) {
 		t.Fatalf("Result.History %+v", h)
 	}
 	st := HistoryStatistics()
-	if st.Entries != 1 || st.Reordered < 4 || st.EntryBytes != HistoryEntryBytes {
+	if st.Entries != 1 || st.Reordered < 4 || st.EntryBytes != history.EntryBytes {
 		t.Fatalf("stats %+v", st)
 	}
 
-	// Off for one Dialer, off for the process, cleared: IPv6 first again.
+	// Off for one Options, off for the process, cleared: IPv6 first again.
 	off := d
 	off.DisableHistory = true
 	if r := runAsync(t, off, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
@@ -83,7 +84,7 @@ func TestHistoryIgnoresLiterals(t *testing.T) {
 	before := HistoryStatistics()
 	ln := echoListener(t, "127.0.0.1:0")
 	for range 3 {
-		res, err := (&Dialer{}).Connect(t.Context(), "127.0.0.1", uint16(portOf(ln)))
+		res, err := (&Options{}).Connect(t.Context(), "127.0.0.1", uint16(portOf(ln)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +99,7 @@ func TestHistoryIgnoresLiterals(t *testing.T) {
 }
 
 func TestHistoryLifetimeValidated(t *testing.T) {
-	if err := (&Dialer{HistoryLifetime: -time.Second}).Validate(); err == nil {
+	if err := (&Options{HistoryLifetime: -time.Second}).Validate(); err == nil {
 		t.Fatal("negative HistoryLifetime accepted")
 	}
 }
@@ -109,7 +110,7 @@ func TestHistoryAddsNoAllocation(t *testing.T) {
 	withHistory(t)
 	port := quietListener(t)
 	hosts := map[string][]netip.Addr{"two.test": mustAddrs("127.0.0.1", "127.0.0.2")}
-	allocs := func(d Dialer) float64 {
+	allocs := func(d Options) float64 {
 		return testing.AllocsPerRun(200, func() {
 			res, err := d.Connect(t.Context(), "two.test", uint16(port))
 			if err != nil {
@@ -118,8 +119,8 @@ func TestHistoryAddsNoAllocation(t *testing.T) {
 			unix.Close(res.FD)
 		})
 	}
-	on := allocs(Dialer{Hosts: hosts})
-	off := allocs(Dialer{Hosts: hosts, DisableHistory: true})
+	on := allocs(Options{Hosts: hosts})
+	off := allocs(Options{Hosts: hosts, DisableHistory: true})
 	if on != off {
 		t.Fatalf("a connect allocates %v times with history, %v without", on, off)
 	}

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"net/netip"
@@ -25,8 +25,8 @@ import (
 // family, has no step watched (Trace, Record) and no NAT64 synthesis could
 // change the address. Anything else goes the ordinary way, which also
 // gives the errors.
-func (d *Dialer) loneLiteral(host string, port uint16) (netip.AddrPort, bool) {
-	if port == 0 || d.Trace != nil || d.Record || d.LocalAddr.IsValid() || d.LocalPort != 0 {
+func (o *Options) loneLiteral(host string, port uint16) (netip.AddrPort, bool) {
+	if port == 0 || o.Trace != nil || o.Record || o.LocalAddr.IsValid() || o.LocalPort != 0 {
 		return netip.AddrPort{}, false
 	}
 	host, err := checkHost(host)
@@ -37,13 +37,13 @@ func (d *Dialer) loneLiteral(host string, port uint16) (netip.AddrPort, bool) {
 	if err != nil || lit.Zone() != "" {
 		return netip.AddrPort{}, false
 	}
-	if want := d.wantedFamily(); want != FamilyUnspec && FamilyOf(lit) != want {
+	if want := o.wantedFamily(); want != FamilyUnspec && FamilyOf(lit) != want {
 		return netip.AddrPort{}, false
 	}
-	if !d.DisableNAT64 && resolve.NAT64Applies() {
+	if !o.DisableNAT64 && resolve.NAT64Applies() {
 		return netip.AddrPort{}, false
 	}
-	if d.Validate() != nil {
+	if o.Validate() != nil {
 		return netip.AddrPort{}, false
 	}
 	return netip.AddrPortFrom(lit, port), true
@@ -54,13 +54,13 @@ func (d *Dialer) loneLiteral(host string, port uint16) (netip.AddrPort, bool) {
 // NAT64 now applies (the machine would then connect to a synthesized
 // address, not the literal): that attempt is then closed and the race
 // starts as any other, from its first connect.
-func (d *Dialer) startDrivenWith(host string, port uint16, first *netio.FirstAttempt) (*netio.Driven, error) {
-	cfg, err := d.raceConfig(host, port)
+func (o *Options) startDrivenWith(host string, port uint16, first *netio.FirstAttempt) (*netio.Driven, error) {
+	cfg, err := o.raceConfig(host, port)
 	if err != nil {
 		first.Close()
 		return nil, err
 	}
-	p := d.params(&cfg)
+	p := o.params(&cfg)
 	if cfg.NAT64 != nil {
 		first.Close()
 		return netio.Start(cfg, p, nil), nil

@@ -1,4 +1,4 @@
-package core
+package engine
 
 import (
 	"bufio"
@@ -42,11 +42,11 @@ func TestDialContextSocketOptions(t *testing.T) {
 	checkLeaks(t)
 	addr := net.JoinHostPort("127.0.0.1", itoa(portOf(ln)))
 	for _, c := range []struct {
-		d          Dialer
+		d          Options
 		idle, intv int
 	}{
-		{Dialer{}, 15, 15},
-		{Dialer{KeepAlive: 7 * time.Second}, 7, 7},
+		{Options{}, 15, 15},
+		{Options{KeepAlive: 7 * time.Second}, 7, 7},
 	} {
 		conn, err := c.d.DialContext(context.Background(), "tcp", addr)
 		if err != nil {
@@ -69,7 +69,7 @@ func TestDialContextSocketOptions(t *testing.T) {
 func TestDialContextLocalAddress(t *testing.T) {
 	ln := echoListener(t, "127.0.0.1:0")
 	checkLeaks(t)
-	d := Dialer{LocalAddr: netip.MustParseAddr("127.0.0.1")}
+	d := Options{LocalAddr: netip.MustParseAddr("127.0.0.1")}
 	conn, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", itoa(portOf(ln))))
 	if err != nil {
 		t.Fatal(err)
@@ -117,8 +117,8 @@ func synSent(t *testing.T, port int) int {
 func TestDialContextLosersClosedOnReturn(t *testing.T) {
 	port := v6DropsV4Echoes(t)
 	checkLeaks(t)
-	d := Dialer{ConnectionAttemptDelay: 20 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
-	conn, res, err := d.dialConn(context.Background(), "tcp", net.JoinHostPort("dual.test", itoa(port)), true)
+	d := Options{ConnectionAttemptDelay: 20 * time.Millisecond, Hosts: map[string][]netip.Addr{"dual.test": mustAddrs("127.0.0.1", "::1")}}
+	conn, res, err := d.DialConn(context.Background(), "tcp", net.JoinHostPort("dual.test", itoa(port)), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestDialContextLosersClosedOnReturn(t *testing.T) {
 func TestDialContextErrors(t *testing.T) {
 	port := int(closedPort(t))
 	checkLeaks(t)
-	var d Dialer
+	var d Options
 	_, err := d.DialContext(context.Background(), "tcp", net.JoinHostPort("127.0.0.1", itoa(port)))
 	var oe *net.OpError
 	var he *Error
