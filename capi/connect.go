@@ -80,32 +80,32 @@ func (c *conn) begin(out *C.hev2_conn) C.int {
 	if co.recordEvents {
 		co.dialer.Trace = c.record
 	}
-	// Start and ConnectAsync check the host, the port and the Dialer
+	// Start and StartLibrary check the host, the port and the Dialer
 	// (core's rules, the only ones): a refusal there is this call's
 	// error, and no handle exists.
 	var err error
 	if co.waiterDriven {
 		// The first connect (or the lookups) starts here, on the
 		// caller's thread; the machine steps inside hev2_wait.
-		c.race, err = co.dialer.Start(c.host, c.port, c.raceDone)
+		c.waiterRace, err = co.dialer.StartWaiter(c.host, c.port, c.waiterDone)
 	} else {
 		// No goroutine per handle: the race is stepped by the shared
-		// poller, its timers and its lookups' answers (engine.Pending).
+		// poller, its timers and its lookups' answers (engine.LibraryRace).
 		c.gone = make(chan struct{})
-		c.pending, err = co.dialer.ConnectAsync(c.host, c.port, c.asyncDone)
+		c.libraryRace, err = co.dialer.StartLibrary(c.host, c.port, c.libraryDone)
 	}
 	return c.publishHandle(err, out)
 }
 
 // adopt makes c a handle, its id at *out, around a race that ConnectNow
 // started and did not win (race is nil when err says why none started).
-func (c *conn) adopt(race *engine.Race, err error, out *C.hev2_conn) C.int {
+func (c *conn) adopt(race *engine.WaiterRace, err error, out *C.hev2_conn) C.int {
 	c.readyToPublish()
 	if race != nil {
-		c.race = race
-		race.SetOnDone(c.raceDone)
+		c.waiterRace = race
+		race.SetOnDone(c.waiterDone)
 		if race.Done() {
-			c.raceDone()
+			c.waiterDone()
 		}
 	}
 	return c.publishHandle(err, out)
@@ -122,7 +122,7 @@ func (c *conn) readyToPublish() {
 }
 
 // publishHandle makes c, whose race has started (err: Start's or
-// ConnectAsync's), a handle whose id is at *out; or refuses the connect if
+// StartLibrary's), a handle whose id is at *out; or refuses the connect if
 // err says its input was bad.
 func (c *conn) publishHandle(err error, out *C.hev2_conn) C.int {
 	if isInputError(err) {
@@ -150,10 +150,10 @@ func (c *conn) publishHandle(err error, out *C.hev2_conn) C.int {
 // cancelRace ends the handle's race unless it is decided already.
 func (c *conn) cancelRace() {
 	switch {
-	case c.race != nil:
-		c.race.Cancel(context.Canceled)
-	case c.pending != nil:
-		c.pending.Cancel(context.Canceled)
+	case c.waiterRace != nil:
+		c.waiterRace.Cancel(context.Canceled)
+	case c.libraryRace != nil:
+		c.libraryRace.Cancel(context.Canceled)
 	}
 }
 
@@ -171,21 +171,21 @@ func (c *conn) record(ev core.TraceEvent) {
 	c.mu.Unlock()
 }
 
-// asyncDone is a library-driven race's end, on the goroutine that decided
+// libraryDone is a library-driven race's end, on the goroutine that decided
 // it (often the shared poller's): the outcome is published there, and the
 // callback runs on a goroutine of its own, so that a slow callback never
 // holds up other races.
-func (c *conn) asyncDone(res *core.Result, err error) {
+func (c *conn) libraryDone(res *core.Result, err error) {
 	c.publish(res, err)
 	c.announce()
 }
 
-// raceDone is a waiter-driven race's end, on the thread that decided it
+// waiterDone is a waiter-driven race's end, on the thread that decided it
 // (inside hev2_wait, or hev2_cancel/hev2_release): the outcome is published
 // there, but callbacks run on a library goroutine, never on the caller's
 // stack.
-func (c *conn) raceDone() {
-	c.publish(c.race.Result())
+func (c *conn) waiterDone() {
+	c.publish(c.waiterRace.Result())
 	c.announce()
 }
 
@@ -292,15 +292,15 @@ func hev2go_wait(id C.hev2_conn, timeoutMS C.int) (rc C.int) {
 
 // wait blocks until c is done or timeoutMS elapses (hev2_wait's rules).
 func (c *conn) wait(id C.hev2_conn, timeoutMS C.int) C.int {
-	if c.race != nil {
+	if c.waiterRace != nil {
 		return c.waitDriving(id, timeoutMS)
 	}
-	if c.pending != nil && timeoutMS != 0 {
+	if c.libraryRace != nil && timeoutMS != 0 {
 		// Before blocking: a connect that has finished is decided on
-		// this thread (engine.Pending.Look), not two hand-offs later. Not
+		// this thread (engine.LibraryRace.Look), not two hand-offs later. Not
 		// for a zero timeout: a host may check many handles that way in
 		// every turn of its loop, and a library thread drives them.
-		c.pending.Look()
+		c.libraryRace.Look()
 	}
 	var expired <-chan time.Time
 	switch {
@@ -336,7 +336,7 @@ func (c *conn) waitDriving(id C.hev2_conn, timeoutMS C.int) C.int {
 	case timeoutMS > 0:
 		deadline = time.Now().Add(time.Duration(timeoutMS) * time.Millisecond)
 	}
-	done := c.race.Wait(deadline)
+	done := c.waiterRace.Wait(deadline)
 	c.mu.Lock()
 	released := c.released
 	c.mu.Unlock()
@@ -346,7 +346,7 @@ func (c *conn) waitDriving(id C.hev2_conn, timeoutMS C.int) C.int {
 	if !done {
 		return C.HEV2_EAGAIN
 	}
-	// The race is decided; its outcome is published by raceDone on the
+	// The race is decided; its outcome is published by waiterDone on the
 	// deciding thread, which may be another waiter's.
 	<-c.done
 	return C.HEV2_OK
@@ -370,7 +370,7 @@ func hev2go_connect_wait(host *C.char, hostLen C.size_t, port *C.char, o *C.hev2
 	// done without one, and its race's memory serves the next connect.
 	// Nobody else could reach it meanwhile: the call has not blocked.
 	now := req.opts.waiterDriven && !req.opts.notifies() && !req.opts.recordEvents
-	var race *engine.Race
+	var race *engine.WaiterRace
 	var err error
 	if now {
 		var winner int

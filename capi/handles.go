@@ -22,11 +22,11 @@ type conn struct {
 	port  uint16
 	start time.Time
 	opts  connOptions
-	// race is a waiter-driven handle's race (HEV2_DRIVE_WAITER), pending
+	// waiterRace is a waiter-driven handle's race (HEV2_DRIVE_WAITER), libraryRace
 	// a library-driven one's; both nil when the outcome was decided
 	// before any I/O.
-	race    *engine.Race
-	pending *engine.Pending
+	waiterRace  *engine.WaiterRace
+	libraryRace *engine.LibraryRace
 
 	done chan struct{} // closed once the outcome is known
 	// gone is closed by hev2_release; only a library-driven handle has
@@ -141,12 +141,12 @@ func (c *conn) recycle() {
 		return
 	}
 	switch {
-	case c.race != nil:
-		c.race.Recycle()
-	case c.pending != nil:
-		c.pending.Recycle()
+	case c.waiterRace != nil:
+		c.waiterRace.Recycle()
+	case c.libraryRace != nil:
+		c.libraryRace.Recycle()
 	}
-	c.race, c.pending = nil, nil
+	c.waiterRace, c.libraryRace = nil, nil
 }
 
 // remove takes c out of the table; only the first caller gets it, so a

@@ -13,7 +13,7 @@
 //	                   played: the input rules (Validate, the host rule,
 //	                   ParsePort), defaults, IP literals and static
 //	                   entries, NAT64, history, and the handles the C ABI
-//	                   is made of (Race, Pending, ConnectNow)
+//	                   is made of (WaiterRace, LibraryRace, ConnectNow)
 //	internal/race      the race as a sans-I/O state machine: events
 //	                   stamped with "now" in, actions out; RFC 6724 and
 //	                   NAT64 sorting; the types it produces (Error, Result,

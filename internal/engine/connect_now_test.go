@@ -172,7 +172,7 @@ func TestConnectNowRefusedIsADecidedRace(t *testing.T) {
 	if !errors.Is(early, syscall.ECONNREFUSED) || fired != 0 {
 		t.Fatalf("err %v (want ECONNREFUSED), onDone called %d times", early, fired)
 	}
-	ordinary, err := d.Start("127.0.0.1", port, nil)
+	ordinary, err := d.StartWaiter("127.0.0.1", port, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

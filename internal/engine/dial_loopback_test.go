@@ -181,8 +181,8 @@ func TestInvalidInput(t *testing.T) {
 	for name, c := range cases {
 		// Every entry point applies the same rules, before anything starts.
 		_, err := c.d.Connect(context.Background(), c.host, c.port)
-		_, aerr := c.d.ConnectAsync(c.host, c.port, func(*Result, error) { t.Errorf("%s: ConnectAsync started", name) })
-		_, serr := c.d.Start(c.host, c.port, nil)
+		_, aerr := c.d.StartLibrary(c.host, c.port, func(*Result, error) { t.Errorf("%s: StartLibrary started", name) })
+		_, serr := c.d.StartWaiter(c.host, c.port, nil)
 		for _, e := range []error{err, aerr, serr} {
 			var ie *InputError
 			if !errors.As(e, &ie) || ie.Kind != c.kind || ie.Field != c.field || ie.Reason == "" || !errors.Is(e, ErrInvalidOptions) {

@@ -16,8 +16,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The three drivers play the same machine (the async one behind Connect,
-// the caller-thread one behind Start/Wait, the netpoller one behind
+// The three drivers play the same machine (the library-driven one behind
+// Connect and StartLibrary,
+// the waiter-driven one behind StartWaiter/Wait, the netpoller one behind
 // DialContext); on the same scripted network they must reach the same
 // outcome through the same steps. A network here is
 // loopback listeners that accept, refuse or drop SYNs, and a resolver whose
@@ -236,10 +237,10 @@ func cancelAt(seen *steps, at string, cancel func()) (stop func()) {
 	return func() { close(done) }
 }
 
-// runAsync, runCallerThread and runNetpoll play the race through one
+// runLibrary, runWaiter and runNetpoller play the race through one
 // driver each; seen (nil: a new one) is told every step, and the race is
 // cancelled once it has taken the step cancel names ("": never).
-func runAsync(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
+func runLibrary(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
 	if seen == nil {
 		seen = new(steps)
@@ -252,13 +253,13 @@ func runAsync(t *testing.T, d Options, seen *steps, host string, port int, cance
 	return run
 }
 
-func runCallerThread(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
+func runWaiter(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
 	if seen == nil {
 		seen = new(steps)
 	}
 	d.Trace = run.trace(seen)
-	r, err := d.Start(host, uint16(port), nil)
+	r, err := d.StartWaiter(host, uint16(port), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,9 +274,9 @@ func runCallerThread(t *testing.T, d Options, seen *steps, host string, port int
 	return run
 }
 
-// runNetpoll plays the race through DialContext: the outcome names the
+// runNetpoller plays the race through DialContext: the outcome names the
 // connection's remote address, as the others name the fd's.
-func runNetpoll(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
+func runNetpoller(t *testing.T, d Options, seen *steps, host string, port int, cancel string) driverRun {
 	var run driverRun
 	if seen == nil {
 		seen = new(steps)
@@ -320,12 +321,12 @@ func TestDriversAgree(t *testing.T) {
 				seen := new(steps)
 				return driver(t, c.dialer(seen), seen, c.host, port, c.cancel)
 			}
-			a, b, n := run(runAsync), run(runCallerThread), run(runNetpoll)
+			a, b, n := run(runLibrary), run(runWaiter), run(runNetpoller)
 			same := func(x, y driverRun) bool {
 				return x.outcome == y.outcome && strings.Join(x.steps, "\n") == strings.Join(y.steps, "\n")
 			}
 			if !same(a, b) || !same(a, n) {
-				t.Fatalf("drivers disagree\nasync:         %s\n  %s\ncaller thread: %s\n  %s\nnetpoll:       %s\n  %s",
+				t.Fatalf("drivers disagree\nlibrary:   %s\n  %s\nwaiter:    %s\n  %s\nnetpoller: %s\n  %s",
 					a.outcome, strings.Join(a.steps, "\n  "), b.outcome, strings.Join(b.steps, "\n  "),
 					n.outcome, strings.Join(n.steps, "\n  "))
 			}
@@ -334,7 +335,7 @@ func TestDriversAgree(t *testing.T) {
 	}
 }
 
-func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
+func TestWaiterCancelFromAnotherGoroutine(t *testing.T) {
 	port := bothDrop(t)
 	checkLeaks(t)
 	// The second attempt starts from the attempt delay's timer, which only
@@ -349,7 +350,7 @@ func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
 				close(driving)
 			}
 		}}
-	r, err := d.Start("hang.test", uint16(port), nil)
+	r, err := d.StartWaiter("hang.test", uint16(port), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,12 +375,12 @@ func TestCallerThreadCancelFromAnotherGoroutine(t *testing.T) {
 	}
 }
 
-func TestCallerThreadCancelWithNoDriver(t *testing.T) {
+func TestWaiterCancelWithNoDriver(t *testing.T) {
 	port := synDropListener(t, "127.0.0.1")
 	checkLeaks(t)
 	var d Options
 	fired := 0
-	r, err := d.Start("127.0.0.1", uint16(port), func() { fired++ })
+	r, err := d.StartWaiter("127.0.0.1", uint16(port), func() { fired++ })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,12 +394,12 @@ func TestCallerThreadCancelWithNoDriver(t *testing.T) {
 	}
 }
 
-func TestCallerThreadSeveralWaiters(t *testing.T) {
+func TestWaiterSeveralWaiters(t *testing.T) {
 	ln := echoListener(t, "[::1]:0")
 	checkLeaks(t)
 	d := Options{Hosts: map[string][]netip.Addr{"slow.test": {netip.MustParseAddr("::1")}}}
 	calls := 0
-	r, err := d.Start("slow.test", uint16(portOf(ln)), func() { calls++ })
+	r, err := d.StartWaiter("slow.test", uint16(portOf(ln)), func() { calls++ })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,10 +423,10 @@ func TestCallerThreadSeveralWaiters(t *testing.T) {
 	}
 }
 
-func TestCallerThreadRefusedIsErrno(t *testing.T) {
+func TestWaiterRefusedIsErrno(t *testing.T) {
 	port := closedPort(t)
 	var d Options
-	r, err := d.Start("127.0.0.1", port, nil)
+	r, err := d.StartWaiter("127.0.0.1", port, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

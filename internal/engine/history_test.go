@@ -33,14 +33,14 @@ func TestHistoryAcrossDrivers(t *testing.T) {
 	// long enough that a driver scheduled late cannot get there first.
 	d := Options{ConnectionAttemptDelay: 250 * time.Millisecond, Hosts: hosts}
 
-	first := runAsync(t, d, nil, "dual.test", port, "")
+	first := runLibrary(t, d, nil, "dual.test", port, "")
 	want := []string{"attempt-started #0 ::1", "attempt-delay", "attempt-started #1 127.0.0.1", "attempt-won #1 127.0.0.1", "attempt-closed #0 ::1", "done"}
 	if first.outcome != "won 127.0.0.1" || strings.Join(first.steps, "|") != strings.Join(want, "|") {
 		t.Fatalf("first race: %s\n  %s", first.outcome, strings.Join(first.steps, "\n  "))
 	}
 	want = []string{"history ipv4", "attempt-started #0 127.0.0.1", "attempt-delay", "attempt-won #0 127.0.0.1", "done"}
 	for name, run := range map[string]func(*testing.T, Options, *steps, string, int, string) driverRun{
-		"async": runAsync, "caller thread": runCallerThread, "netpoll": runNetpoll,
+		"library": runLibrary, "waiter": runWaiter, "netpoller": runNetpoller,
 	} {
 		r := run(t, d, nil, "dual.test", port, "")
 		if r.outcome != "won 127.0.0.1" || strings.Join(r.steps, "|") != strings.Join(want, "|") {
@@ -64,16 +64,16 @@ func TestHistoryAcrossDrivers(t *testing.T) {
 	// Off for one Options, off for the process, cleared: IPv6 first again.
 	off := d
 	off.DisableHistory = true
-	if r := runAsync(t, off, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
+	if r := runLibrary(t, off, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
 		t.Fatalf("DisableHistory: %v", r.steps)
 	}
 	SetHistoryEnabled(false)
-	if r := runAsync(t, d, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
+	if r := runLibrary(t, d, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
 		t.Fatalf("history off: %v", r.steps)
 	}
 	SetHistoryEnabled(true)
 	ClearHistory()
-	if r := runAsync(t, d, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
+	if r := runLibrary(t, d, nil, "dual.test", port, ""); r.steps[0] != "attempt-started #0 ::1" {
 		t.Fatalf("after ClearHistory: %v", r.steps)
 	}
 }

@@ -16,7 +16,7 @@ import (
 // the one-call C entry, and the race's code, met by caches the kernel's
 // connect has just filled, was most of what a connect cost above a plain
 // one (docs/decisions.md). A connect not won at once becomes the first
-// attempt of an ordinary race (netio.StartWith), whose machine decides
+// attempt of an ordinary race (netio.StartWaiterWith), whose machine decides
 // everything else exactly as before: a refusal, a timeout, a cancel.
 
 // loneLiteral is the address of a connect that is a race of one attempt to
@@ -49,12 +49,12 @@ func (o *Options) loneLiteral(host string, port uint16) (netip.AddrPort, bool) {
 	return netip.AddrPortFrom(lit, port), true
 }
 
-// startDrivenWith is startDriven for a race whose first attempt was made
+// startWaiterWith is startWaiter for a race whose first attempt was made
 // already (netio.TryLone). The network may have changed in between so that
 // NAT64 now applies (the machine would then connect to a synthesized
 // address, not the literal): that attempt is then closed and the race
 // starts as any other, from its first connect.
-func (o *Options) startDrivenWith(host string, port uint16, first *netio.FirstAttempt) (*netio.Driven, error) {
+func (o *Options) startWaiterWith(host string, port uint16, first *netio.FirstAttempt) (*netio.WaiterDriven, error) {
 	cfg, err := o.raceConfig(host, port)
 	if err != nil {
 		first.Close()
@@ -63,7 +63,7 @@ func (o *Options) startDrivenWith(host string, port uint16, first *netio.FirstAt
 	p := o.params(&cfg)
 	if cfg.NAT64 != nil {
 		first.Close()
-		return netio.Start(cfg, p, nil), nil
+		return netio.StartWaiter(cfg, p, nil), nil
 	}
-	return netio.StartWith(cfg, p, first, nil), nil
+	return netio.StartWaiterWith(cfg, p, first, nil), nil
 }

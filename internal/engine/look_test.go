@@ -13,7 +13,7 @@ import (
 	"github.com/hev2/hev2/internal/netio"
 )
 
-// Pending.Look decides on the caller's goroutine what the shared poller
+// LibraryRace.Look decides on the caller's goroutine what the shared poller
 // would report a moment later: the two must never both deliver an attempt's
 // outcome. Many races at once, each looked at from several goroutines while
 // the poller serves them too: every race ends exactly once, with a
@@ -47,7 +47,7 @@ func TestLookRacesThePollerWithoutDoubleDelivery(t *testing.T) {
 		}
 		wg.Add(1)
 		i := i
-		pending, err := d.ConnectAsync("127.0.0.1", p, func(res *Result, err error) {
+		pending, err := d.StartLibrary("127.0.0.1", p, func(res *Result, err error) {
 			if calls[i].Add(1) == 1 {
 				results[i], errs[i] = res, err
 				wg.Done()
@@ -97,7 +97,7 @@ func TestLookRacesThePollerWithoutDoubleDelivery(t *testing.T) {
 	}
 }
 
-// A loopback connect is settled as it starts: ConnectAsync returns with
+// A loopback connect is settled as it starts: StartLibrary returns with
 // the race decided (onDone already called, on this goroutine), without the
 // shared poller; a refusal likewise.
 func TestLoopbackConnectIsSettledAsItStarts(t *testing.T) {
@@ -111,11 +111,11 @@ func TestLoopbackConnectIsSettledAsItStarts(t *testing.T) {
 		var calls int
 		var res *Result
 		var err error
-		if _, serr := d.ConnectAsync("127.0.0.1", tc.port, func(r *Result, e error) { calls, res, err = calls+1, r, e }); serr != nil {
+		if _, serr := d.StartLibrary("127.0.0.1", tc.port, func(r *Result, e error) { calls, res, err = calls+1, r, e }); serr != nil {
 			t.Fatal(serr)
 		}
 		if calls != 1 {
-			t.Fatalf("port %d: onDone called %d times by the time ConnectAsync returned", tc.port, calls)
+			t.Fatalf("port %d: onDone called %d times by the time StartLibrary returned", tc.port, calls)
 		}
 		if tc.refused {
 			if !errors.Is(err, syscall.ECONNREFUSED) {

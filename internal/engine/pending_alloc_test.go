@@ -8,7 +8,7 @@ import (
 
 // A pending library-driven race (a connect the shared poller watches)
 // costs two allocations from its start to its cancel, whatever was
-// cheaper before: the Pending handle and the race's memory (registered
+// cheaper before: the LibraryRace handle and the race's memory (registered
 // with the poller, so never reused). Its slices (attempts' fds, poller
 // tokens, the event a cancel steps) and its Error, with the attempts'
 // account, live in the race's memory, and the poller's registration is a
@@ -21,8 +21,8 @@ func TestPendingRaceStartAllocatesTwoAndItsCancelNone(t *testing.T) {
 	var d Options
 	var lastErr error
 	onDone := func(_ *Result, err error) { lastErr = err } // made once, not counted
-	start := func() *Pending {
-		p, err := d.ConnectAsync("127.0.0.1", uint16(port), onDone)
+	start := func() *LibraryRace {
+		p, err := d.StartLibrary("127.0.0.1", uint16(port), onDone)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func TestPendingRaceStartAllocatesTwoAndItsCancelNone(t *testing.T) {
 	// The cancel alone, over races started beforehand (AllocsPerRun runs
 	// the function once more than asked, to warm up).
 	const runs = 100
-	pending := make([]*Pending, runs+1)
+	pending := make([]*LibraryRace, runs+1)
 	for i := range pending {
 		pending[i] = start()
 	}

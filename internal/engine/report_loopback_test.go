@@ -44,12 +44,12 @@ func TestReportOfLoopbackRace(t *testing.T) {
 			t.Fatalf("attempts %+v", rep.Attempts)
 		}
 	}
-	t.Run("evented", func(t *testing.T) {
+	t.Run("library", func(t *testing.T) {
 		res, err := d.Connect(context.Background(), "dual.test", port)
 		check(t, res, err)
 	})
-	t.Run("caller thread", func(t *testing.T) {
-		r, err := d.Start("dual.test", port, nil)
+	t.Run("waiter", func(t *testing.T) {
+		r, err := d.StartWaiter("dual.test", port, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

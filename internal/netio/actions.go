@@ -7,8 +7,10 @@ import (
 	"github.com/hev2/hev2/internal/race"
 )
 
-// A driver is one way of waiting for a race: the caller's thread (Driven),
-// the shared poller (Evented) or Go's netpoller (netpollRace). The machine
+// A driver is one way of waiting for a race, named by who drives it (as
+// hev2_options.drive names it): the waiter's thread (WaiterDriven), the
+// library's shared poller (LibraryDriven) or Go's netpoller
+// (netpollerDriven). The machine
 // decides what happens; perform reads its actions, once for all drivers,
 // and each driver supplies only what its way of waiting needs: how an
 // attempt is started and closed, how a lookup's answer and the NAT64

@@ -31,7 +31,7 @@ func (c *sourceCache) sortRFC6724(addrs []netip.Addr, nat64 []netip.Prefix) []ne
 	}, nat64)
 }
 
-// raceRoom is what the fd drivers (Driven, Evented) embed in their
+// raceRoom is what the fd drivers (WaiterDriven, LibraryDriven) embed in their
 // per-race object: the machine, and room for the result, so that a connect
 // costs one allocation for all three. The result's attempts are the
 // machine's own (race.Machine.DecidedAttempts), as a failed race's Error's

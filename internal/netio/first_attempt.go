@@ -7,7 +7,7 @@ import (
 
 // FirstAttempt is the one attempt of a race whose only address is known in
 // advance, made before the race exists (TryLone): a race started with it
-// (StartWith) adopts it as its first attempt instead of connecting again.
+// (StartWaiterWith) adopts it as its first attempt instead of connecting again.
 type FirstAttempt struct {
 	Addr netip.AddrPort
 	// FD is the attempt's socket, connected or still connecting; -1 when
@@ -28,7 +28,7 @@ type FirstAttempt struct {
 // whatever the machine would do: a race of one address wins with its first
 // connected attempt. TryLone then applies sock and returns the socket, and
 // no race is ever made for it: no machine, no race memory, no clock
-// reading. Otherwise it returns fd -1 and the attempt, for StartWith: the
+// reading. Otherwise it returns fd -1 and the attempt, for StartWaiterWith: the
 // machine then decides everything else (a refusal, a timeout, a cancel),
 // as it would have for an attempt it started itself.
 func TryLone(addr netip.AddrPort, sock *SocketOptions) (fd int, first FirstAttempt) {

@@ -8,8 +8,8 @@ import (
 )
 
 // Init makes the descriptors the engine keeps for the life of the process:
-// the shared epoll fd, the first wake fd of the caller-thread driver
-// (Driven), and Go's runtime poller (its own epoll fd and eventfd).
+// the shared epoll fd, the first wake fd of the waiter driver
+// (WaiterDriven), and Go's runtime poller (its own epoll fd and eventfd).
 // Everything works without calling it, but a host that embeds the engine
 // should call it early: Go's runtime aborts the process if it has to
 // create its poller (on the first timer or pollable fd) at a moment when no

@@ -14,10 +14,10 @@ import (
 // bytes that holds pointers.
 func TestPendingRacesStayInTheirSizeClasses(t *testing.T) {
 	const mallocHeader = 8
-	if n := unsafe.Sizeof(Evented{}) + mallocHeader; n > 2304 {
-		t.Errorf("Evented takes %d bytes with its header, over its 2304-byte size class", n)
+	if n := unsafe.Sizeof(LibraryDriven{}) + mallocHeader; n > 2304 {
+		t.Errorf("LibraryDriven takes %d bytes with its header, over its 2304-byte size class", n)
 	}
-	if n := unsafe.Sizeof(Driven{}) + mallocHeader; n > 2688 {
-		t.Errorf("Driven takes %d bytes with its header, over its 2688-byte size class", n)
+	if n := unsafe.Sizeof(WaiterDriven{}) + mallocHeader; n > 2688 {
+		t.Errorf("WaiterDriven takes %d bytes with its header, over its 2688-byte size class", n)
 	}
 }

@@ -41,7 +41,7 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 	literal := literalRace(t)
 	port := literal.Port
 
-	r := Start(literal, Params{}, nil)
+	r := StartWaiter(literal, Params{}, nil)
 	if r.Recycle() {
 		t.Fatal("recycled a race before it was decided")
 	}
@@ -55,7 +55,7 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 	}
 
 	named := race.MachineConfig{Host: "name.test", Port: port, Queries: []race.QueryKind{race.QueryAAAA, race.QueryA}}
-	r = Start(named, Params{Resolver: answerResolver{netip.MustParseAddr("127.0.0.1")}}, nil)
+	r = StartWaiter(named, Params{Resolver: answerResolver{netip.MustParseAddr("127.0.0.1")}}, nil)
 	if !r.Drive(time.Now().Add(5 * time.Second)) {
 		t.Fatal("undecided")
 	}
@@ -74,7 +74,7 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 	// could be taken by another test in between.)
 	closed := loopbacktest.Refusing(t, "127.0.0.1")
 	refused := race.MachineConfig{Host: "127.0.0.1", Port: uint16(closed), Static: literal.Static}
-	r = Start(refused, Params{}, func() {})
+	r = StartWaiter(refused, Params{}, func() {})
 	r.Drive(time.Now().Add(5 * time.Second))
 	if _, err := r.Outcome(); err == nil {
 		t.Fatal("a closed port accepted")
@@ -82,7 +82,7 @@ func TestRecycleOnlyARaceNobodyElseHolds(t *testing.T) {
 	if !r.Recycle() {
 		t.Fatal("a refused race nobody else holds was not recycled")
 	}
-	r = Start(literal, Params{}, nil)
+	r = StartWaiter(literal, Params{}, nil)
 	r.waitForDriver(time.Now()) // as a second waiter would
 	r.Drive(time.Now().Add(5 * time.Second))
 	res, _ = r.Outcome()
@@ -99,7 +99,7 @@ func TestRecycleEventedOnlyWhenNothingHoldsIt(t *testing.T) {
 	literal := literalRace(t)
 
 	outcome := make(chan *race.Result, 1)
-	r := StartEvented(literal, Params{}, func(res *race.Result, _ error) { outcome <- res })
+	r := StartLibrary(literal, Params{}, func(res *race.Result, _ error) { outcome <- res })
 	res := <-outcome
 	unix.Close(res.FD)
 	if !r.Recycle() {
@@ -108,7 +108,7 @@ func TestRecycleEventedOnlyWhenNothingHoldsIt(t *testing.T) {
 
 	was := SetLoopbackLook(false) // through the poller
 	defer SetLoopbackLook(was)
-	r = StartEvented(literal, Params{}, func(res *race.Result, _ error) { outcome <- res })
+	r = StartLibrary(literal, Params{}, func(res *race.Result, _ error) { outcome <- res })
 	res = <-outcome
 	unix.Close(res.FD)
 	if r.Recycle() {

@@ -7,7 +7,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// wakeFDs holds the eventfds that wake a thread driving a race (Driven)
+// wakeFDs holds the eventfds that wake a thread driving a race (WaiterDriven)
 // out of ppoll. A driver takes one for the time it drives and gives it
 // back, so the process holds as many as threads have ever driven at once,
 // each made once: the healthy path pays no eventfd() and no close(). They

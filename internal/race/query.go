@@ -8,7 +8,7 @@ package race
 //
 // A byte, not a (name, type) pair: actions and events carry it, and the
 // machine keeps four actions and a lookup per kind in its own memory,
-// whose size the drivers' allocation size classes are made of (Driven's
+// whose size the drivers' allocation size classes are made of (WaiterDriven's
 // has no byte to spare). The name is the host's until HEv3's service
 // targets bring names of their own.
 type QueryKind uint8

@@ -29,7 +29,7 @@ type connectBurstReport struct {
 }
 
 // childConnectBurst: N connects to distinct silent names, through the
-// paths the C ABI takes (ConnectAsync: the shared poller's handles; Start:
+// paths the C ABI takes (StartLibrary: the shared poller's handles; Start:
 // a race its waiter drives, here canceled with nobody waiting), each
 // released once every lookup is on its way; then, at once, connects to a
 // hosts-file name and a name the DNS server answers, both served by a
@@ -76,7 +76,7 @@ func childConnectBurst(a childArgs) (any, error) {
 		host := "n" + strconv.Itoa(i) + "." + a.Host
 		if i%2 == 0 {
 			ended.Add(1)
-			p, err := d.ConnectAsync(host, a.Port, func(res *core.Result, err error) {
+			p, err := d.StartLibrary(host, a.Port, func(res *core.Result, err error) {
 				if res != nil {
 					syscall.Close(res.FD)
 				}
@@ -90,7 +90,7 @@ func childConnectBurst(a childArgs) (any, error) {
 			continue
 		}
 		var done atomic.Bool
-		race, err := d.Start(host, a.Port, func() { done.Store(true) })
+		race, err := d.StartWaiter(host, a.Port, func() { done.Store(true) })
 		if err != nil {
 			return nil, err
 		}

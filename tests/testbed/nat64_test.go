@@ -249,7 +249,7 @@ func TestNAT64NetworkChangeFlushesThePrefix(t *testing.T) {
 	literal := fmt.Sprintf("%s %d", V4Good1, bed.Port)
 	first := nat64Connect{Addr: core.NAT64Synthesize(p1, V4Good1).String(), SynthesizedFrom: V4Good1.String(), Prefixes: []string{p1.String()}}
 	// The first connect through DialContext: the netpoller driver waits
-	// for the discovery (the Connect tests above use the evented one).
+	// for the discovery (the Connect tests above use the library-driven one).
 	child.connect("dial:"+literal).has(t, "first connect (DialContext)", first)
 
 	bed.setPref64(p2)

@@ -48,22 +48,22 @@ library_alone = lambda do |options = 0|
 end
 
 begin
-  caller_thread = Hev2::Connector.caller_thread
+  drive = Hev2::Connector.drive
   eventfd_path = lambda do
-    Hev2::Connector.caller_thread = false
+    Hev2::Connector.drive = :library
     Hev2.tcp("127.0.0.1", port, &:close)
   ensure
-    Hev2::Connector.caller_thread = caller_thread
+    Hev2::Connector.drive = drive
   end
   rows = {
     "Hev2.tcp(\"127.0.0.1\")": -> { Hev2.tcp("127.0.0.1", port, &:close) },
     "TCPSocket.new(\"127.0.0.1\")": -> { TCPSocket.new("127.0.0.1", port).close },
     "Socket.tcp(\"127.0.0.1\")": -> { Socket.tcp("127.0.0.1", port, &:close) },
   }
-  rows[:"(Hev2.tcp, eventfd path)"] = eventfd_path if caller_thread
+  rows[:"(Hev2.tcp, eventfd path)"] = eventfd_path if drive == :waiter
   rows[:"(libhev2 alone, waiting in C)"] = library_alone
   # The same with the race on the waiting thread (HEV2_DRIVE_WAITER): the
-  # floor of Hev2.tcp's caller-thread path.
+  # floor of Hev2.tcp's waiter-driven path.
   rows[:"(libhev2 alone, waiter-driven)"] = -> { library_alone.call(Hev2::Connector::WAITER_OPTIONS) }
   results = Measure.compare(rounds: 7, per_round: 300, **rows)
   Measure.report("loopback, IP literal (median of 7 rounds x 300)", results,

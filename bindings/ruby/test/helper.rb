@@ -10,7 +10,7 @@ require_relative "loopback"
 Hev2.history = false
 
 # Counts the connects of this process that reached their wait (Connector's
-# drive on the caller's thread, wait otherwise): from there on, the handle is
+# wait_driving on the caller's thread, wait otherwise): from there on, the handle is
 # released by an ensure whatever is raised. A test that sends a signal waits
 # for this, not for a fixed time: Ruby cannot defer a signal's Interrupt
 # (Thread.handle_interrupt does not cover traps), and one raised between
@@ -21,7 +21,7 @@ module WaitProbe
   end
   self.entered = 0
 
-  def drive(*)
+  def wait_driving(*)
     WaitProbe.entered += 1
     super
   end

@@ -93,7 +93,7 @@ module Hev2
     def connect(host, port, req = nil, klass = Socket)
       s = Scratch.acquire
       Thread.handle_interrupt(DEFER) do
-        waiter = Connector.caller_thread && !(Fiber.scheduler && !Fiber.current.blocking?)
+        waiter = Connector.drive == :waiter && !(Fiber.scheduler && !Fiber.current.blocking?)
         keep = nil
         options = 0
         if req
@@ -121,7 +121,7 @@ module Hev2
         conn = s.u64(Scratch::OUT)
         begin
           if waiter
-            drive(conn, s, host, port)
+            wait_driving(conn, s, host, port)
           else
             wait(conn, s, host, port)
           end
@@ -143,23 +143,33 @@ module Hev2
     CONNECT_WAIT_ADDRESS = F[:hev2_connect_wait].to_i if NoGVL.available?
 
     @quick_wait_ms = 1
-    @caller_thread = NoGVL.available?
+    @drive = NoGVL.available? ? :waiter : :library
     class << self
 
       # hev2_wait's first, short wait in ms (0: none; see #wait). A knob
       # for benchmarks and for hosts that want no delay at all on interrupts.
       attr_accessor :quick_wait_ms
 
-      # true (where the extension Hev2::NoGVL is loaded): connections are
-      # raced on the calling thread (HEV2_DRIVE_WAITER). false: on a library
-      # thread, the caller waiting on the handle's eventfd (as always under
-      # a Fiber scheduler). A knob for tests and benchmarks.
-      attr_reader :caller_thread
+      # Who drives Hev2.tcp's races, as hev2_options.drive names it:
+      # :waiter (where the extension Hev2::NoGVL is loaded, the default
+      # there): the race is played on the calling thread inside hev2_wait
+      # (HEV2_DRIVE_WAITER). :library: on the library's thread, the caller
+      # waiting on the handle's eventfd (as always under a Fiber
+      # scheduler). A knob for tests and benchmarks.
+      attr_reader :drive
+
+      def drive=(who)
+        raise ArgumentError, "drive must be :waiter or :library, not #{who.inspect}" unless %i[waiter library].include?(who)
+        raise ArgumentError, "Hev2::NoGVL is not available (the C extension is not built)" if who == :waiter && !NoGVL.available?
+
+        @drive = who
+      end
+
+      # The earlier spelling of drive (true: :waiter, false: :library).
+      def caller_thread = drive == :waiter
 
       def caller_thread=(on)
-        raise ArgumentError, "Hev2::NoGVL is not available (the C extension is not built)" if on && !NoGVL.available?
-
-        @caller_thread = on ? true : false
+        self.drive = on ? :waiter : :library
       end
     end
 
@@ -168,7 +178,7 @@ module Hev2
     # NoGVL.wait; one that raises leaves from there (the caller releases
     # the handle, which cancels the race); after one that raised nothing
     # (HEV2_EAGAIN) the race goes on where it was.
-    def drive(conn, s, host, port)
+    def wait_driving(conn, s, host, port)
       loop do
         rc = Thread.handle_interrupt(ALLOW) { NoGVL.wait(WAIT_ADDRESS, conn) }
         break if rc == N::OK

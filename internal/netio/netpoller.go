@@ -36,7 +36,7 @@ import (
 // account (a Result whose FD is -1: the connection owns the socket) is
 // built only when account is true.
 func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account bool) (*net.TCPConn, *race.Result, error) {
-	r := netpollPool.Get().(*netpollRace)
+	r := netpollPool.Get().(*netpollerDriven)
 	r.p, r.start, r.timerAt, r.account = p, monoNow(), -1, account
 	r.attempts = r.attemptsBuf[:0]
 	r.queued = r.queuedBuf[:0]
@@ -77,16 +77,16 @@ func DialConn(ctx context.Context, cfg race.MachineConfig, p Params, account boo
 // (cleanup); what DialConn returns for a won race (the connection, a
 // Result) points to none of its memory. A failed race is not reused: its
 // *Error lives in the machine (Machine.failure), and the caller keeps it.
-var netpollPool = sync.Pool{New: func() any { return new(netpollRace) }}
+var netpollPool = sync.Pool{New: func() any { return new(netpollerDriven) }}
 
-func (r *netpollRace) recycle() {
-	*r = netpollRace{}
+func (r *netpollerDriven) recycle() {
+	*r = netpollerDriven{}
 	netpollPool.Put(r)
 }
 
-// netpollRace drives one Machine with net.Dialer attempts. Everything but
+// netpollerDriven drives one Machine with net.Dialer attempts. Everything but
 // the lookups' and attempts' goroutines runs on the caller's goroutine.
-type netpollRace struct {
+type netpollerDriven struct {
 	// The machine lives in the race; its result is made only when asked
 	// for (account): DialContext does not carry one.
 	machine race.Machine
@@ -137,9 +137,9 @@ type attemptOutcome struct {
 	err  error
 }
 
-func (r *netpollRace) now() time.Duration { return monoNow() - r.start }
+func (r *netpollerDriven) now() time.Duration { return monoNow() - r.start }
 
-func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, error) {
+func (r *netpollerDriven) run(ctx context.Context) (*net.TCPConn, *race.Result, error) {
 	r.ctx = ctx
 	defer r.cleanup()
 	acts := r.m.Start(0)
@@ -209,7 +209,7 @@ func (r *netpollRace) run(ctx context.Context) (*net.TCPConn, *race.Result, erro
 // received turns an attempt goroutine's outcome into an event for the
 // machine; the outcome of an attempt the machine closed meanwhile is
 // dropped (its socket closed).
-func (r *netpollRace) received(batch []race.Event, o attemptOutcome) []race.Event {
+func (r *netpollerDriven) received(batch []race.Event, o attemptOutcome) []race.Event {
 	r.live--
 	a := &r.attempts[o.id]
 	if a.closed {
@@ -224,7 +224,7 @@ func (r *netpollRace) received(batch []race.Event, o attemptOutcome) []race.Even
 
 // perform carries out the machine's actions; attempts are queued and
 // started by launch once the whole turn is known.
-func (r *netpollRace) perform(acts []race.Action) (*net.TCPConn, *race.Result, error, bool) {
+func (r *netpollerDriven) perform(acts []race.Action) (*net.TCPConn, *race.Result, error, bool) {
 	a, decided := perform(r, acts)
 	switch {
 	case !decided:
@@ -244,7 +244,7 @@ func (r *netpollRace) perform(acts []race.Action) (*net.TCPConn, *race.Result, e
 
 // startAttempt queues the attempt: launch starts the turn's attempts
 // together, once the whole turn is known.
-func (r *netpollRace) startAttempt(id int, addr netip.AddrPort) {
+func (r *netpollerDriven) startAttempt(id int, addr netip.AddrPort) {
 	for len(r.attempts) <= id {
 		r.attempts = append(r.attempts, npAttempt{})
 	}
@@ -252,12 +252,12 @@ func (r *netpollRace) startAttempt(id int, addr netip.AddrPort) {
 	r.queued = append(r.queued, id)
 }
 
-func (r *netpollRace) cancelLookup(q race.QueryKind) {
+func (r *netpollerDriven) cancelLookup(q race.QueryKind) {
 	r.lookupOut[q.Index()] = false
 	r.waits.cancelLookup(q)
 }
 
-func (r *netpollRace) awaitPrefix64() {
+func (r *netpollerDriven) awaitPrefix64() {
 	if r.box == nil {
 		r.box = newInbox()
 	}
@@ -265,7 +265,7 @@ func (r *netpollRace) awaitPrefix64() {
 	r.prefixCancel = awaitPrefix64(&r.p, r.box.push)
 }
 
-func (r *netpollRace) cancelPrefix() {
+func (r *netpollerDriven) cancelPrefix() {
 	r.prefixOut = false
 	r.waits.cancelPrefix()
 }
@@ -273,7 +273,7 @@ func (r *netpollRace) cancelPrefix() {
 // launch starts the attempts queued this turn. A lone attempt with nothing
 // else to wait for is dialed right here, on the caller's goroutine: no
 // goroutine, no hand-off, exactly net.Dialer's own path.
-func (r *netpollRace) launch(ctx context.Context) {
+func (r *netpollerDriven) launch(ctx context.Context) {
 	if len(r.queued) == 0 {
 		return
 	}
@@ -316,7 +316,7 @@ func (r *netpollRace) launch(ctx context.Context) {
 
 // quiet reports whether nothing but an attempt could move the race on: no
 // lookup answer awaited, no timer, no attempt in flight.
-func (r *netpollRace) quiet() bool {
+func (r *netpollerDriven) quiet() bool {
 	if r.live > 0 || r.timerAt >= 0 || slices.Contains(r.lookupOut[:], true) || r.prefixOut || len(r.pending) > 0 {
 		return false
 	}
@@ -361,7 +361,7 @@ func attemptError(err error, local netip.AddrPort) error {
 	return err
 }
 
-func (r *netpollRace) startLookup(q race.QueryKind) {
+func (r *netpollerDriven) startLookup(q race.QueryKind) {
 	if r.box == nil {
 		r.box = newInbox()
 	}
@@ -378,7 +378,7 @@ func (r *netpollRace) startLookup(q race.QueryKind) {
 
 // closeAttempt closes a loser: its connection if it has one, or its dial
 // (canceled; the goroutine reports back and its late socket is closed).
-func (r *netpollRace) closeAttempt(id int) {
+func (r *netpollerDriven) closeAttempt(id int) {
 	if id >= len(r.attempts) {
 		return
 	}
@@ -393,7 +393,7 @@ func (r *netpollRace) closeAttempt(id int) {
 	}
 }
 
-func (r *netpollRace) armTimer(at time.Duration) {
+func (r *netpollerDriven) armTimer(at time.Duration) {
 	r.timerAt = at
 	if at < 0 {
 		if r.timer != nil {
@@ -411,7 +411,7 @@ func (r *netpollRace) armTimer(at time.Duration) {
 
 // cleanup cancels what is left and waits for every attempt goroutine, so
 // that no socket of the race outlives DialConn but the winner's.
-func (r *netpollRace) cleanup() {
+func (r *netpollerDriven) cleanup() {
 	for id := range r.attempts {
 		r.closeAttempt(id)
 	}

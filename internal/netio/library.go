@@ -13,14 +13,14 @@ import (
 	"github.com/hev2/hev2/internal/resolve"
 )
 
-// Evented is a race with no thread and no goroutine of its own: it is
+// LibraryDriven is a race with no thread and no goroutine of its own: it is
 // stepped by whoever brings it news, under its lock. The shared poller's
 // goroutine steps it when an attempt's socket is ready (reading SO_ERROR
 // right there, no hand-off), a timer's goroutine when a deadline passes,
 // the resolver's delivery when an answer comes, and the caller of Cancel.
 // A pending race therefore costs memory only (no goroutine stack), and a
 // connect's outcome reaches onDone without a hop between threads.
-type Evented struct {
+type LibraryDriven struct {
 	raceRoom
 	params Params
 	mu     sync.Mutex
@@ -47,9 +47,9 @@ type Evented struct {
 	pendingBuf [1]race.Event
 }
 
-// eventedPool keeps the memory of races that ended without any goroutine
-// of the library holding them (Recycle), as drivenPool does for Driven.
-var eventedPool = sync.Pool{New: func() any { return new(Evented) }}
+// libraryPool keeps the memory of races that ended without any goroutine
+// of the library holding them (Recycle), as waiterPool does for WaiterDriven.
+var libraryPool = sync.Pool{New: func() any { return new(LibraryDriven) }}
 
 // Recycle gives the memory of a decided race back for a later race, and
 // reports whether it did. The caller vouches that nothing of its own still
@@ -58,25 +58,25 @@ var eventedPool = sync.Pool{New: func() any { return new(Evented) }}
 // a timer, a lookup, the NAT64 discovery), or is still running. In
 // practice: a loopback connect settled as it started. The caller must not
 // touch r, nor its Result, afterwards.
-func (r *Evented) Recycle() bool {
+func (r *LibraryDriven) Recycle() bool {
 	r.mu.Lock()
 	ok := r.done && !r.escaped
 	r.mu.Unlock()
 	if !ok {
 		return false
 	}
-	*r = Evented{}
-	eventedPool.Put(r)
+	*r = LibraryDriven{}
+	libraryPool.Put(r)
 	return true
 }
 
-// StartEvented begins a race: its first actions are performed before it
+// StartLibrary begins a race: its first actions are performed before it
 // returns. onDone is called exactly once with the outcome, on the goroutine
-// that decided it (possibly inside StartEvented or Cancel), outside the
+// that decided it (possibly inside StartLibrary or Cancel), outside the
 // race's lock; it must not block for long, since that goroutine may be the
 // poller that serves every race.
-func StartEvented(cfg race.MachineConfig, p Params, onDone func(*race.Result, error)) *Evented {
-	r := eventedPool.Get().(*Evented)
+func StartLibrary(cfg race.MachineConfig, p Params, onDone func(*race.Result, error)) *LibraryDriven {
+	r := libraryPool.Get().(*LibraryDriven)
 	r.params, r.start, r.onDone = p, monoNow(), onDone
 	r.fds, r.tokens, r.pending = r.fdBuf[:0], r.tokenBuf[:0], r.pendingBuf[:0]
 	if !cfg.Lone() {
@@ -99,7 +99,7 @@ func Dial(ctx context.Context, cfg race.MachineConfig, p Params) (*race.Result, 
 		err error
 	}
 	ch := make(chan outcome, 1)
-	r := StartEvented(cfg, p, func(res *race.Result, err error) { ch <- outcome{res, err} })
+	r := StartLibrary(cfg, p, func(res *race.Result, err error) { ch <- outcome{res, err} })
 	r.Look()
 	select {
 	case o := <-ch:
@@ -120,7 +120,7 @@ func Dial(ctx context.Context, cfg race.MachineConfig, p Params) (*race.Result, 
 // goroutine and two hand-offs between threads. (A loopback connect is
 // settled as it starts: see startAttempt.) What Look takes, the poller
 // never reports: the socket's registration is dropped first.
-func (r *Evented) Look() bool {
+func (r *LibraryDriven) Look() bool {
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
@@ -163,14 +163,14 @@ func (r *Evented) Look() bool {
 }
 
 // Cancel ends the race with cause unless it is decided already.
-func (r *Evented) Cancel(cause error) {
+func (r *LibraryDriven) Cancel(cause error) {
 	r.step(race.Event{Kind: race.EventCancel, Err: cause})
 }
 
-func (r *Evented) now() time.Duration { return monoNow() - r.start }
+func (r *LibraryDriven) now() time.Duration { return monoNow() - r.start }
 
 // step feeds one event in, from any goroutine.
-func (r *Evented) step(ev race.Event) {
+func (r *LibraryDriven) step(ev race.Event) {
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
@@ -183,7 +183,7 @@ func (r *Evented) step(ev race.Event) {
 // settle performs acts, then steps the machine with what performing them
 // produced until nothing is left; it is entered with r.mu held and leaves
 // it unlocked, calling onDone if the race was decided.
-func (r *Evented) settle(acts []race.Action) {
+func (r *LibraryDriven) settle(acts []race.Action) {
 	res, err, finished := r.play(acts)
 	if finished {
 		r.done = true
@@ -198,7 +198,7 @@ func (r *Evented) settle(acts []race.Action) {
 // play runs the machine until it waits for news. A panic (a bug) ends the
 // race with an InternalError instead of killing the host from a goroutine
 // that no caller's recover can reach.
-func (r *Evented) play(acts []race.Action) (res *race.Result, err error, finished bool) {
+func (r *LibraryDriven) play(acts []race.Action) (res *race.Result, err error, finished bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			res, err, finished = nil, newInternalError(p), true
@@ -216,7 +216,7 @@ func (r *Evented) play(acts []race.Action) (res *race.Result, err error, finishe
 	}
 }
 
-func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
+func (r *LibraryDriven) perform(acts []race.Action) (*race.Result, error, bool) {
 	a, decided := perform(r, acts)
 	switch {
 	case !decided:
@@ -228,12 +228,12 @@ func (r *Evented) perform(acts []race.Action) (*race.Result, error, bool) {
 	return res, err, true
 }
 
-func (r *Evented) awaitPrefix64() {
+func (r *LibraryDriven) awaitPrefix64() {
 	r.escaped = true // the discovery's delivery holds r
 	r.prefixCancel = awaitPrefix64(&r.params, r.step)
 }
 
-func (r *Evented) startLookup(q race.QueryKind) {
+func (r *LibraryDriven) startLookup(q race.QueryKind) {
 	r.escaped = true // the lookup's delivery holds r
 	if sys, ok := r.params.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine per lookup: the resolver's delivery steps the race.
@@ -267,7 +267,7 @@ func (r *Evented) startLookup(q race.QueryKind) {
 	r.lookups[q.Index()] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), q, r.step)
 }
 
-func (r *Evented) startAttempt(id int, addr netip.AddrPort) {
+func (r *LibraryDriven) startAttempt(id int, addr netip.AddrPort) {
 	for len(r.fds) <= id {
 		r.fds = append(r.fds, -1)
 		r.tokens = append(r.tokens, 0)
@@ -321,7 +321,7 @@ func SetLoopbackLook(on bool) bool { return !noLoopbackLook.Swap(!on) }
 
 // ready runs on the poller's goroutine: attempt id's connect has finished.
 // Its registration is one-shot and already gone from the poller.
-func (r *Evented) ready(id int, events uint32) {
+func (r *LibraryDriven) ready(id int, events uint32) {
 	r.mu.Lock()
 	if r.done || r.fds[id] < 0 || r.tokens[id] == 0 {
 		// Decided, closed, or taken by Look while this event was on
@@ -334,7 +334,7 @@ func (r *Evented) ready(id int, events uint32) {
 	r.settle(nil)
 }
 
-func (r *Evented) closeAttempt(id int) {
+func (r *LibraryDriven) closeAttempt(id int) {
 	if id >= len(r.fds) || r.fds[id] < 0 {
 		return
 	}
@@ -346,7 +346,7 @@ func (r *Evented) closeAttempt(id int) {
 	r.fds[id] = -1
 }
 
-func (r *Evented) armTimer(at time.Duration) {
+func (r *LibraryDriven) armTimer(at time.Duration) {
 	if at < 0 {
 		if r.timer != nil {
 			r.timer.Stop()
@@ -363,7 +363,7 @@ func (r *Evented) armTimer(at time.Duration) {
 }
 
 // timerFired steps the race at "now": the machine looks at its deadlines.
-func (r *Evented) timerFired() {
+func (r *LibraryDriven) timerFired() {
 	r.mu.Lock()
 	if r.done {
 		r.mu.Unlock()
@@ -375,7 +375,7 @@ func (r *Evented) timerFired() {
 
 // handOver gives the winner to the caller: from here on hev2 never touches
 // the fd again.
-func (r *Evented) handOver(id int) (*race.Result, error) {
+func (r *LibraryDriven) handOver(id int) (*race.Result, error) {
 	fd := r.fds[id]
 	if r.tokens[id] != 0 {
 		sharedPoller.forget(r.tokens[id])
@@ -391,7 +391,7 @@ func (r *Evented) handOver(id int) (*race.Result, error) {
 
 // release drops whatever the decided race still holds; the machine has
 // already asked for all of it, so this is a safety net.
-func (r *Evented) release() {
+func (r *LibraryDriven) release() {
 	for id := range r.fds {
 		r.closeAttempt(id)
 	}

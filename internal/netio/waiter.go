@@ -12,7 +12,7 @@ import (
 	"github.com/hev2/hev2/internal/resolve"
 )
 
-// Driven is a race played on the thread of whoever waits for it: Drive
+// WaiterDriven is a race played on the thread of whoever waits for it: Drive
 // watches the race's attempt sockets and a wake fd with ppoll(2) on the
 // calling thread and steps the machine there. No goroutine, no shared
 // poller, no hand-off between threads: on a healthy network a connect costs
@@ -27,11 +27,11 @@ import (
 // Only the driving thread touches the race's sockets: Cancel from another
 // thread marks the race and wakes the driver, which closes them. When no
 // thread is driving, Cancel drives the cancellation itself.
-type Driven struct {
+type WaiterDriven struct {
 	raceRoom
 	params Params
 	m      *race.Machine // &machine
-	start  time.Duration // monoNow at Start
+	start  time.Duration // monoNow at StartWaiter
 
 	// Shared with other threads (Cancel, lookup goroutines), under mu.
 	mu       sync.Mutex
@@ -48,7 +48,7 @@ type Driven struct {
 	// stepAt is the clock reading the machine was last stepped with: a
 	// winner handed over in that step won then (no second reading).
 	stepAt time.Duration
-	// first is the attempt made before the race (StartWith), adopted by
+	// first is the attempt made before the race (StartWaiterWith), adopted by
 	// the machine's first StartAttempt while adopting is set.
 	first      FirstAttempt
 	adopting   bool
@@ -79,24 +79,24 @@ type Driven struct {
 	batchBuf   [2]race.Event
 }
 
-// Start begins a race on the calling thread: its first actions (the first
-// connect, or the lookups) are performed before Start returns; the machine
+// StartWaiter begins a race on the calling thread: its first actions (the first
+// connect, or the lookups) are performed before StartWaiter returns; the machine
 // takes their outcome at the first Drive. onDone, if not nil, is called
 // once on the thread that decides the race, after the outcome is
 // published; it must not block.
-func Start(cfg race.MachineConfig, p Params, onDone func()) *Driven {
+func StartWaiter(cfg race.MachineConfig, p Params, onDone func()) *WaiterDriven {
 	return start(cfg, p, onDone, nil)
 }
 
-// StartWith is Start for a race whose first attempt was made already
+// StartWaiterWith is StartWaiter for a race whose first attempt was made already
 // (TryLone): the machine's first attempt adopts first instead of
 // connecting, and the race counts its time from first's start.
-func StartWith(cfg race.MachineConfig, p Params, first *FirstAttempt, onDone func()) *Driven {
+func StartWaiterWith(cfg race.MachineConfig, p Params, first *FirstAttempt, onDone func()) *WaiterDriven {
 	return start(cfg, p, onDone, first)
 }
 
-func start(cfg race.MachineConfig, p Params, onDone func(), first *FirstAttempt) *Driven {
-	r := drivenPool.Get().(*Driven)
+func start(cfg race.MachineConfig, p Params, onDone func(), first *FirstAttempt) *WaiterDriven {
+	r := waiterPool.Get().(*WaiterDriven)
 	r.params, r.start, r.wakeFD, r.timerAt, r.onDone = p, monoNow(), -1, -1, onDone
 	if first != nil {
 		r.first, r.start = *first, first.Start
@@ -125,11 +125,11 @@ func start(cfg race.MachineConfig, p Params, onDone func(), first *FirstAttempt)
 	return r
 }
 
-// drivenPool keeps the memory of races that ended without anyone else
+// waiterPool keeps the memory of races that ended without anyone else
 // holding them (Recycle): a connect then reuses a warm 2.5 KiB instead of
 // having the allocator zero fresh memory, which after an idle spell has
 // been given back to the kernel and faults in page by page.
-var drivenPool = sync.Pool{New: func() any { return new(Driven) }}
+var waiterPool = sync.Pool{New: func() any { return new(WaiterDriven) }}
 
 // Recycle gives the memory of a decided race back for a later race, and
 // reports whether it did. The caller vouches that nothing of its own still
@@ -137,30 +137,30 @@ var drivenPool = sync.Pool{New: func() any { return new(Driven) }}
 // it was shared with another goroutine (a lookup, the NAT64 discovery) or
 // waited for by a second thread, or is still running. The caller must not
 // touch r, nor its Result, afterwards.
-func (r *Driven) Recycle() bool {
+func (r *WaiterDriven) Recycle() bool {
 	if !r.finished.Load() || r.escaped || r.doneCh != nil {
 		return false
 	}
-	*r = Driven{}
-	drivenPool.Put(r)
+	*r = WaiterDriven{}
+	waiterPool.Put(r)
 	return true
 }
 
 // SetOnDone sets the function called once the race is decided, on the
 // thread that decides it. Only for a race no other goroutine can reach yet
-// (Start with a nil onDone, not yet shared); if the race is decided
+// (StartWaiter with a nil onDone, not yet shared); if the race is decided
 // already, f is not called: the caller looks at Done.
-func (r *Driven) SetOnDone(f func()) { r.onDone = f }
+func (r *WaiterDriven) SetOnDone(f func()) { r.onDone = f }
 
 // Done reports whether the outcome is known.
-func (r *Driven) Done() bool { return r.finished.Load() }
+func (r *WaiterDriven) Done() bool { return r.finished.Load() }
 
 // Outcome is the race's result or error; valid once Done.
-func (r *Driven) Outcome() (*race.Result, error) { return r.res, r.err }
+func (r *WaiterDriven) Outcome() (*race.Result, error) { return r.res, r.err }
 
 // Cancel ends the race with cause (any thread, idempotent; a no-op once
 // the race is decided).
-func (r *Driven) Cancel(cause error) {
+func (r *WaiterDriven) Cancel(cause error) {
 	r.mu.Lock()
 	if r.canceled == nil && !r.finished.Load() {
 		r.canceled = cause
@@ -171,7 +171,7 @@ func (r *Driven) Cancel(cause error) {
 }
 
 // post hands an event from another goroutine to the driver.
-func (r *Driven) post(ev race.Event) {
+func (r *WaiterDriven) post(ev race.Event) {
 	r.mu.Lock()
 	r.posted = append(r.posted, ev)
 	r.wakeLocked()
@@ -181,7 +181,7 @@ func (r *Driven) post(ev race.Event) {
 // wakeLocked makes the driving thread's ppoll return. The fd is written
 // under mu, and the driver withdraws it under mu before giving it back to
 // the pool, so a write never lands on an fd this race no longer owns.
-func (r *Driven) wakeLocked() {
+func (r *WaiterDriven) wakeLocked() {
 	if r.wakeFD >= 0 {
 		signalEventfd(r.wakeFD)
 	}
@@ -189,7 +189,7 @@ func (r *Driven) wakeLocked() {
 
 // stepIfIdle processes a cancellation when no thread is driving: the
 // caller asked for an outcome now, not at the next Drive.
-func (r *Driven) stepIfIdle() {
+func (r *WaiterDriven) stepIfIdle() {
 	if r.finished.Load() || !r.drive.TryLock() {
 		return
 	}
@@ -208,7 +208,7 @@ func (r *Driven) stepIfIdle() {
 // until deadline passes (false; the zero Time means no deadline). Nothing
 // is lost when it returns early: the next Drive resumes where it stopped.
 // A signal (EINTR) is retried within the deadline.
-func (r *Driven) Drive(deadline time.Time) bool {
+func (r *WaiterDriven) Drive(deadline time.Time) bool {
 	for !r.finished.Load() {
 		if r.drive.TryLock() {
 			r.driveLocked(deadline)
@@ -228,7 +228,7 @@ func (r *Driven) Drive(deadline time.Time) bool {
 // Look is Drive with a deadline of now: one look at the race without
 // blocking (a connect that finished by now is decided), unless another
 // thread drives it. It reads no clock for the deadline.
-func (r *Driven) Look() bool {
+func (r *WaiterDriven) Look() bool {
 	if !r.finished.Load() && r.drive.TryLock() {
 		r.driveFor(0)
 		r.drive.Unlock()
@@ -240,7 +240,7 @@ func (r *Driven) Look() bool {
 // waitForDriver waits while another thread drives: until the outcome,
 // the deadline (false), or a moment later to see whether the driver left
 // (this path is for several waiters on one handle, not the common case).
-func (r *Driven) waitForDriver(deadline time.Time) bool {
+func (r *WaiterDriven) waitForDriver(deadline time.Time) bool {
 	r.mu.Lock()
 	if r.doneCh == nil {
 		r.doneCh = make(chan struct{})
@@ -267,7 +267,7 @@ func (r *Driven) waitForDriver(deadline time.Time) bool {
 	return true
 }
 
-func (r *Driven) driveLocked(deadline time.Time) {
+func (r *WaiterDriven) driveLocked(deadline time.Time) {
 	limit := time.Duration(-1)
 	if !deadline.IsZero() {
 		limit = monoOf(deadline) - r.start
@@ -277,7 +277,7 @@ func (r *Driven) driveLocked(deadline time.Time) {
 
 // driveFor plays the race until it is decided or until limit (time since
 // the start; -1: none) has passed.
-func (r *Driven) driveFor(limit time.Duration) {
+func (r *WaiterDriven) driveFor(limit time.Duration) {
 	wake := -1
 	// Before taking a wake fd, one look at the attempt sockets without
 	// waiting: a loopback connect is done by now (the kernel completes it
@@ -346,7 +346,7 @@ func (r *Driven) driveFor(limit time.Duration) {
 // stepShared takes what other threads posted (lookup answers, a cancel)
 // and what actions produced, and steps the machine with it; it reports
 // whether there was anything. The clock is read only when there is.
-func (r *Driven) stepShared() bool {
+func (r *WaiterDriven) stepShared() bool {
 	// The two buffers trade places instead of copying: what the actions
 	// of this step produce goes to the other one.
 	batch := r.pending
@@ -373,7 +373,7 @@ func (r *Driven) stepShared() bool {
 // the caller's limit, whichever comes first, and turns ready sockets into
 // outcomes (a getsockopt only for one in error). lookFirst: a raw
 // zero-timeout poll before the blocking one (false right after pollNow).
-func (r *Driven) poll(now, limit time.Duration, wake int, lookFirst bool) {
+func (r *WaiterDriven) poll(now, limit time.Duration, wake int, lookFirst bool) {
 	r.pollSet(wake)
 	until := r.timerAt
 	if limit >= 0 && (until < 0 || limit < until) {
@@ -406,7 +406,7 @@ func (r *Driven) poll(now, limit time.Duration, wake int, lookFirst bool) {
 
 // pollNow looks at the attempt sockets without waiting (no wake fd) and
 // reports whether any was ready.
-func (r *Driven) pollNow() bool {
+func (r *WaiterDriven) pollNow() bool {
 	r.pollSet(-1)
 	switch len(r.pollFDs) {
 	case 0:
@@ -429,7 +429,7 @@ func (r *Driven) pollNow() bool {
 
 // pollSet makes the poll set: the wake fd (if >= 0), then every attempt
 // socket still open.
-func (r *Driven) pollSet(wake int) {
+func (r *WaiterDriven) pollSet(wake int) {
 	r.pollFDs = r.pollFDs[:0]
 	if wake >= 0 {
 		r.pollFDs = append(r.pollFDs, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
@@ -443,7 +443,7 @@ func (r *Driven) pollSet(wake int) {
 
 // attemptOf is the attempt whose open socket is fd (-1 if none): a search
 // of the race's few sockets, instead of an id kept beside each poll entry.
-func (r *Driven) attemptOf(fd int) int {
+func (r *WaiterDriven) attemptOf(fd int) int {
 	for id, open := range r.fds {
 		if open == fd {
 			return id
@@ -454,7 +454,7 @@ func (r *Driven) attemptOf(fd int) int {
 
 // takeReady turns what the last poll found into outcomes: a wake-up is
 // drained, a ready socket becomes its attempt's outcome.
-func (r *Driven) takeReady(wake int) {
+func (r *WaiterDriven) takeReady(wake int) {
 	for _, pfd := range r.pollFDs {
 		if pfd.Revents == 0 {
 			continue
@@ -471,10 +471,10 @@ func (r *Driven) takeReady(wake int) {
 	}
 }
 
-func (r *Driven) now() time.Duration { return monoNow() - r.start }
+func (r *WaiterDriven) now() time.Duration { return monoNow() - r.start }
 
 // perform carries out the machine's actions on the driving thread.
-func (r *Driven) perform(acts []race.Action) {
+func (r *WaiterDriven) perform(acts []race.Action) {
 	a, decided := perform(r, acts)
 	switch {
 	case !decided:
@@ -487,14 +487,14 @@ func (r *Driven) perform(acts []race.Action) {
 
 // armTimer only notes the deadline: the driving thread's poll waits until
 // it.
-func (r *Driven) armTimer(at time.Duration) { r.timerAt = at }
+func (r *WaiterDriven) armTimer(at time.Duration) { r.timerAt = at }
 
-func (r *Driven) awaitPrefix64() {
+func (r *WaiterDriven) awaitPrefix64() {
 	r.escaped = true // the discovery's delivery holds r
 	r.prefixCancel = awaitPrefix64(&r.params, r.post)
 }
 
-func (r *Driven) startLookup(q race.QueryKind) {
+func (r *WaiterDriven) startLookup(q race.QueryKind) {
 	r.escaped = true // the lookup's delivery holds r
 	if sys, ok := r.params.Resolver.(*resolve.SystemResolver); ok {
 		// No goroutine: the getaddrinfo thread wakes this race's
@@ -510,7 +510,7 @@ func (r *Driven) startLookup(q race.QueryKind) {
 	r.lookups[q.Index()] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), q, r.post)
 }
 
-func (r *Driven) startAttempt(id int, addr netip.AddrPort) {
+func (r *WaiterDriven) startAttempt(id int, addr netip.AddrPort) {
 	for len(r.fds) <= id {
 		r.fds = append(r.fds, -1)
 	}
@@ -538,7 +538,7 @@ func (r *Driven) startAttempt(id int, addr netip.AddrPort) {
 	}
 }
 
-func (r *Driven) closeAttempt(id int) {
+func (r *WaiterDriven) closeAttempt(id int) {
 	if id < len(r.fds) && r.fds[id] >= 0 {
 		closeFD(r.fds[id])
 		r.fds[id] = -1
@@ -547,7 +547,7 @@ func (r *Driven) closeAttempt(id int) {
 
 // handOver gives the winner to the caller: from here on hev2 never touches
 // the fd again.
-func (r *Driven) handOver(id int) (*race.Result, error) {
+func (r *WaiterDriven) handOver(id int) (*race.Result, error) {
 	fd := r.fds[id]
 	r.fds[id] = -1
 	if err := applySocketOptions(fd, &r.params.Socket); err != nil {
@@ -559,7 +559,7 @@ func (r *Driven) handOver(id int) (*race.Result, error) {
 
 // finish publishes the outcome; the machine has already asked for every
 // other socket to be closed and every lookup to be canceled.
-func (r *Driven) finish(res *race.Result, err error) {
+func (r *WaiterDriven) finish(res *race.Result, err error) {
 	for id := range r.fds {
 		r.closeAttempt(id)
 	}

@@ -5,7 +5,7 @@ require "rbconfig"
 require_relative "helper"
 require_relative "test_concurrency"
 
-# The caller-thread path: Hev2.tcp plays the race on the calling thread
+# The waiter drive (HEV2_DRIVE_WAITER): Hev2.tcp plays the race on the calling thread
 # (HEV2_DRIVE_WAITER) inside Hev2::NoGVL.wait, the C extension that waits
 # without the GVL and lets Ruby interrupt it. `make test-ruby-unit` builds
 # the extension and sets HEV2_EXPECT_EXT=1.
@@ -58,17 +58,27 @@ class TestCallerThread < Minitest::Test
     Spy.pending_before_wait = nil
     Spy.waiting = false
     Spy.on = true
-    Hev2::Connector.caller_thread = true
+    Hev2::Connector.drive = :waiter
   end
 
   def teardown
     Spy.on = false
   end
 
+  def test_drive_takes_waiter_or_library_and_the_earlier_spelling
+    Hev2::Connector.drive = :library
+    refute Hev2::Connector.caller_thread
+    Hev2::Connector.caller_thread = true
+    assert_equal :waiter, Hev2::Connector.drive
+    error = assert_raises(ArgumentError) { Hev2::Connector.drive = :caller }
+    assert_match(/drive must be :waiter or :library/, error.message)
+    assert_equal :waiter, Hev2::Connector.drive
+  end
+
   def test_the_extension_is_loaded_and_used_by_default
     assert_kind_of Module, Hev2::NoGVL
     assert_equal 5, Hev2::NoGVL::SLICE_MS
-    assert Hev2::Connector.caller_thread
+    assert_equal :waiter, Hev2::Connector.drive
     options = Fiddle::Pointer.new(Hev2::Connector::WAITER_OPTIONS)
     assert_equal Hev2::Native::DRIVE_WAITER, options[Hev2::Layout::OPTIONS[:drive], 4].unpack1("l")
     assert_equal Hev2::Layout::OPTIONS_SIZE, options[0, 8].unpack1("Q")
@@ -113,13 +123,13 @@ class TestCallerThread < Minitest::Test
   end
 
   def test_the_eventfd_path_when_switched_off
-    Hev2::Connector.caller_thread = false
+    Hev2::Connector.drive = :library
     closing(Loopback.listener("127.0.0.1")) do |srv|
       assert_equal "127.0.0.1", Hev2.tcp("127.0.0.1", Loopback.port_of(srv)) { |s| s.remote_address.ip_address }
       assert_equal 0, Spy.calls
     end
   ensure
-    Hev2::Connector.caller_thread = true
+    Hev2::Connector.drive = :waiter
   end
 
   def with_blackhole(ip = "127.0.0.1")
@@ -132,7 +142,7 @@ class TestCallerThread < Minitest::Test
 
   class Stop < StandardError; end
 
-  def test_thread_raise_interrupts_the_caller_thread_race
+  def test_thread_raise_interrupts_the_waiter_driven_race
     with_blackhole do |port|
       warm_up
       fds = Loopback.open_fds
@@ -150,7 +160,7 @@ class TestCallerThread < Minitest::Test
     end
   end
 
-  def test_timeout_interrupts_the_caller_thread_race
+  def test_timeout_interrupts_the_waiter_driven_race
     with_blackhole("::1") do |port|
       warm_up
       fds = Loopback.open_fds
@@ -222,7 +232,7 @@ class TestCallerThread < Minitest::Test
     with_blackhole do |port|
       script = <<~RUBY
         require "hev2"
-        abort "no extension" unless Hev2::NoGVL.available? && Hev2::Connector.caller_thread
+        abort "no extension" unless Hev2::NoGVL.available? && Hev2::Connector.drive == :waiter
         Hev2.init
         fds = Dir.children("/proc/self/fd").size
         # "ready" once the connect is in this thread's wait (a thread of
@@ -230,7 +240,7 @@ class TestCallerThread < Minitest::Test
         # Interrupt finds the handle's ensure
         entered = Queue.new
         Hev2::Connector.singleton_class.prepend(Module.new do
-          define_method(:drive) { |*a| entered << true; super(*a) }
+          define_method(:wait_driving) { |*a| entered << true; super(*a) }
         end)
         Thread.new do
           entered.pop
@@ -264,11 +274,11 @@ end
 # the handle's eventfd (the path used without the C extension).
 class TestConcurrencyEventfdPath < TestConcurrency
   def setup
-    @was = Hev2::Connector.caller_thread
-    Hev2::Connector.caller_thread = false
+    @was = Hev2::Connector.drive
+    Hev2::Connector.drive = :library
   end
 
   def teardown
-    Hev2::Connector.caller_thread = @was
+    Hev2::Connector.drive = @was
   end
 end
