@@ -2,7 +2,7 @@
 # Debian's Python and pytest (/usr/bin/python3), not pyenv's python3 on PATH.
 PYTHON_DEB   := /usr/bin/python3
 PYTHON_DIR   := bindings/python
-PYTHON_ENV   := HEV2_LIBRARY=$(abspath $(BUILD)/libhev2.so) PYTHONPATH=$(abspath $(PYTHON_DIR)/src) PYTHONDONTWRITEBYTECODE=1
+PYTHON_ENV   := HEV2_LIBRARY=$(abspath $(BUILD)/libhev2.so) HEV2_TESTDNS=$(abspath $(BUILD)/hev2-testdns) PYTHONPATH=$(abspath $(PYTHON_DIR)/src) PYTHONDONTWRITEBYTECODE=1
 
 TEST_TARGETS  += test-python
 BENCH_TARGETS += bench-python
@@ -26,8 +26,9 @@ TEST_TARGETS  += package-python
 PYTHON_MYPY  := MYPYPATH=$(PYTHON_DIR)/src $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null \
 	$(PYTHON_DIR)/src/hev2 $(PYTHON_DIR)/tests/client/hev2_client.py
 
-# The pytest suite against the freshly built library.
-test-python: capi-lib ## the package's pytest suite (its mypy --strict is in lint)
+# The pytest suite against the freshly built library; its DNS tests ask
+# hev2-testdns (mk/testdns.mk).
+test-python: capi-lib testdns ## the package's pytest suite (its mypy --strict is in lint)
 	$(PYTHON_ENV) $(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/tests
 
 # A platform wheel with libhev2.so inside (built offline: no PyPI), installed

@@ -13,7 +13,7 @@ RUBIES        ?= /usr/bin/ruby $(RUBY34)
 RUBY_DIR      := bindings/ruby
 RUBY_LIB      := $(abspath $(BUILD)/libhev2.so)
 RUBY_GEM_DIR  := $(BUILD)/ruby-gem
-RUBY_ENV      := HEV2_LIBRARY=$(RUBY_LIB)
+RUBY_ENV      := HEV2_LIBRARY=$(RUBY_LIB) HEV2_TESTDNS=$(abspath $(BUILD)/hev2-testdns)
 
 TEST_TARGETS  += test-ruby
 BENCH_TARGETS += bench-ruby
@@ -61,8 +61,9 @@ rubies: ## build the Rubies of RUBIES that scripts/build-ruby.sh provides (once,
 		elif ! [ -x "$$r" ] && ! command -v "$$r" >/dev/null; then echo "rubies: no Ruby $$r" >&2; exit 1; fi; \
 	done
 
-# The gem's minitest suite, with warnings on, against the freshly built library.
-test-ruby-unit: capi-lib rubies ruby-ext ## the gem's minitest suite (warnings on) on each Ruby of RUBIES
+# The gem's minitest suite, with warnings on, against the freshly built
+# library; test_intents.rb's DNS server is hev2-testdns (mk/testdns.mk).
+test-ruby-unit: capi-lib testdns rubies ruby-ext ## the gem's minitest suite (warnings on) on each Ruby of RUBIES
 	@$(RUBY_EACH) \
 		$(RUBY_ENV) HEV2_EXPECT_EXT=1 "$$r" -w -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/test/run.rb; \
 	done

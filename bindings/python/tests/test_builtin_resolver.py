@@ -12,16 +12,20 @@ import pytest
 
 import hev2
 import hev2.aio
-from dns_server import DNSServer
 from loopback import fd_count, listener, one_port
+from testdns import DNSServer
 
-ZONE = {"both.test": {"A": ["127.0.0.1"], "AAAA": ["::1"]}, "noaaaa.test": {"A": ["127.0.0.1"]}}
-SILENT = [("noaaaa.test", "AAAA"), ("dead.test", "A"), ("dead.test", "AAAA")]
+NEVER = {"never": True}
+ZONE = {
+    "both.test": {"A": ["127.0.0.1"], "AAAA": ["::1"]},
+    "noaaaa.test": {"A": ["127.0.0.1"], "AAAA": NEVER},
+    "dead.test": {"A": NEVER, "AAAA": NEVER},
+}
 
 
 @pytest.fixture
 def dns():
-    with DNSServer(ZONE, SILENT) as server:
+    with DNSServer(ZONE) as server:
         yield server
 
 
@@ -33,9 +37,9 @@ def test_names_resolve_and_ipv6_is_preferred():
     # Both families are asked (the AAAA answer is held until the A query
     # has arrived: otherwise a fast ::1 may win before the A query is even
     # written, and the lookup is cancelled unsent), and ::1 wins.
-    held = {("both.test", "AAAA"): ("both.test", "A")}
+    held = {"both.test": {"A": ["127.0.0.1"], "AAAA": {"addrs": ["::1"], "hold_until": {"type": "A"}}}}
     both = one_port(lambda p: listener("::1", port=p), lambda p: listener("127.0.0.1", port=p))
-    with DNSServer(ZONE, SILENT, held=held) as dns, both as port:
+    with DNSServer({**ZONE, **held}) as dns, both as port:
         with hev2.create_connection(("both.test", port), **builtin(dns)) as s:
             assert s.getpeername()[0] == "::1"
         assert ("both.test", "AAAA") in dns.queries and ("both.test", "A") in dns.queries

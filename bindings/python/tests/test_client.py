@@ -95,10 +95,10 @@ def test_usage_errors_exit_2(args):
 
 CLIENT_IN_NETNS = """
 import json, subprocess
-from dns_server import DNSServer
 from loopback import listener
+from testdns import DNSServer
 out = {}
-with listener("127.0.0.1") as port, DNSServer({"v4.test": {"A": ["127.0.0.1"]}}, bind=("127.0.0.1", 53)):
+with listener("127.0.0.1") as port, DNSServer({"v4.test": {"A": ["127.0.0.1"]}}, listen="127.0.0.1:53"):
     for kind, cmd in CLIENTS.items():
         for name in ("v4.test", "nx.test"):
             p = subprocess.run([cmd, "--resolver", "system", name, str(port)], capture_output=True, text=True)

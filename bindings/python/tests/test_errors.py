@@ -75,12 +75,13 @@ def test_open_timeout_and_all_errors_with_a_timeout():
 
 RESOLVER_CHILD = """
 import json, socket, time, hev2
-from dns_server import DNSServer
 from loopback import listener
+from testdns import DNSServer
 out = {}
-zone = {"v4only.test": {"A": ["127.0.0.1"]}, "noaaaa.test": {"A": ["127.0.0.1"]}}
-silent = [("noaaaa.test", "AAAA"), ("dead.test", "A"), ("dead.test", "AAAA")]
-with listener("127.0.0.1") as port, DNSServer(zone, silent, bind=("127.0.0.1", 53)):
+never = {"never": True}
+zone = {"v4only.test": {"A": ["127.0.0.1"]}, "noaaaa.test": {"A": ["127.0.0.1"], "AAAA": never},
+        "dead.test": {"A": never, "AAAA": never}}
+with listener("127.0.0.1") as port, DNSServer(zone, listen="127.0.0.1:53"):
     def attempt(name, **kw):
         start = time.monotonic()
         try:

@@ -3,14 +3,16 @@
 # Ruby's own Happy Eyeballs test intents (test/socket of CRuby 3.4, written
 # again here) run for real: inside a network namespace of their own
 # (test/test_intents.rb starts this file with `ip netns exec`), where
-# getaddrinfo asks the DNS server below on 127.0.0.1:53 and every address is
-# loopback. Hev2.tcp uses the system resolver, as Socket.tcp does.
+# getaddrinfo asks the DNS server below (hev2-testdns, test/testdns.rb) on
+# 127.0.0.1:53 and every address is loopback. Hev2.tcp uses the system
+# resolver, as Socket.tcp does.
 require_relative "../helper"
-require_relative "../dns_server"
+require_relative "../testdns"
 
 abort "intents.rb must run inside its test namespace" unless File.read("/etc/resolv.conf").include?("127.0.0.1")
 
-DNS = TestDNSServer.new
+DNS = TestDNSServer.new("127.0.0.1", 53)
+Minitest.after_run { DNS.close }
 
 class TestIntents < Minitest::Test
   include Helper
