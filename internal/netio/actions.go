@@ -19,6 +19,8 @@ import (
 type driver interface {
 	startLookup(q race.QueryKind)
 	cancelLookup(q race.QueryKind)
+	startServiceLookup(q race.QueryKind, n uint8)
+	cancelServiceLookup(n uint8)
 	startAttempt(id int, addr netip.AddrPort)
 	closeAttempt(id int)
 	armTimer(at time.Duration)
@@ -33,9 +35,17 @@ func perform(d driver, acts []race.Action) (done race.Action, decided bool) {
 	for _, a := range acts {
 		switch a.Kind {
 		case race.ActionStartLookup:
-			d.startLookup(a.Query)
+			if a.Lookup > 0 {
+				d.startServiceLookup(a.Query, a.Lookup)
+			} else {
+				d.startLookup(a.Query)
+			}
 		case race.ActionCancelLookup:
-			d.cancelLookup(a.Query)
+			if a.Lookup > 0 {
+				d.cancelServiceLookup(a.Lookup)
+			} else {
+				d.cancelLookup(a.Query)
+			}
 		case race.ActionStartAttempt:
 			d.startAttempt(a.Attempt, a.Addr)
 		case race.ActionCloseAttempt:
@@ -59,6 +69,24 @@ type waits struct {
 	lookups [race.NumQueryKinds]func() // by QueryKind.Index
 	// prefixCancel stops the delivery of the NAT64 discovery's outcome.
 	prefixCancel func()
+	// services are the lookups of the HTTPS part (race.Action.Lookup),
+	// made only by a race with MachineConfig.HTTPS.
+	services map[uint8]func()
+}
+
+func (w *waits) cancelServiceLookup(n uint8) {
+	if cancel := w.services[n]; cancel != nil {
+		cancel()
+		delete(w.services, n)
+	}
+}
+
+// addServiceLookup keeps the cancel of service lookup n.
+func (w *waits) addServiceLookup(n uint8, cancel func()) {
+	if w.services == nil {
+		w.services = make(map[uint8]func())
+	}
+	w.services[n] = cancel
 }
 
 func (w *waits) cancelLookup(q race.QueryKind) {
@@ -77,5 +105,8 @@ func (w *waits) cancelPrefix() {
 // cancelAll stops every delivery still awaited (a decided race).
 func (w *waits) cancelAll() {
 	cancelLookups(w.lookups[:])
+	for n := range w.services {
+		w.cancelServiceLookup(n)
+	}
 	w.cancelPrefix()
 }

@@ -2,10 +2,13 @@ package netio
 
 import (
 	"context"
+	"errors"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/hev2/hev2/internal/race"
+	"github.com/hev2/hev2/internal/resolve"
 )
 
 // sourceCache remembers, for one race, the source address the kernel
@@ -72,6 +75,7 @@ func resultOf(m *race.Machine, attempts []race.AttemptInfo, id, fd int, elapsed 
 		SynthesizedFrom: attempts[id].SynthesizedFrom,
 		NAT64Prefixes:   m.NAT64Prefixes(),
 		History:         m.History(),
+		HTTPS:           m.HTTPS(),
 	}
 }
 
@@ -86,7 +90,7 @@ func awaitPrefix64(p *Params, deliver func(race.Event)) func() {
 		return func() {}
 	}
 	return p.AwaitPrefix64(func(prefixes []netip.Prefix, err error) {
-		deliver(race.Event{Kind: race.EventPrefix64, Prefixes: prefixes, Err: err})
+		deliver(race.Event{Kind: race.EventPrefix64, Answer: prefixes, Err: err})
 	})
 }
 
@@ -97,6 +101,50 @@ func cancelLookups[F ~func()](cancels []F) {
 			cancel()
 		}
 	}
+}
+
+// HTTPSResolver answers HTTPS queries (RFC 9460). Both resolvers hev2
+// ships do: the built-in DNS client, and the system resolver through
+// resolv.conf's servers (getaddrinfo has no HTTPS query).
+type HTTPSResolver interface {
+	LookupHTTPS(ctx context.Context, name string) (*race.ServiceAnswer, error)
+}
+
+// httpsResolverOf is the resolver a race's HTTPS queries go to: the race's
+// own, when it answers them, or else the system resolver's DNS client, so
+// that a caller's A/AAAA resolver does not turn HTTPS records off.
+func httpsResolverOf(res Resolver) (HTTPSResolver, error) {
+	if h, ok := res.(HTTPSResolver); ok {
+		return h, nil
+	}
+	if h, ok := any(resolve.DefaultSystemResolver).(HTTPSResolver); ok {
+		return h, nil
+	}
+	return nil, errors.New("no resolver answers HTTPS queries")
+}
+
+// serviceLookupOnGoroutine makes service lookup n of machine m (an HTTPS
+// query, or a service target's addresses) on a goroutine of its own and
+// hands its answer to deliver; the returned func cancels it.
+func serviceLookupOnGoroutine(res Resolver, m *race.Machine, q race.QueryKind, n uint8, deliver func(race.Event)) func() {
+	name := m.LookupName(n)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		ev := race.Event{Kind: race.EventLookupDone, Query: q, Lookup: n}
+		if q == race.QueryHTTPS {
+			h, err := httpsResolverOf(res)
+			if err == nil {
+				var ans *race.ServiceAnswer
+				ans, err = h.LookupHTTPS(ctx, name)
+				ev.Answer = ans
+			}
+			ev.Err = err
+		} else {
+			ev.Addrs, ev.Err = res.LookupFamily(ctx, strings.TrimSuffix(name, "."), q.Family())
+		}
+		deliver(ev)
+	}()
+	return cancel
 }
 
 // lookupOnGoroutine runs a resolver that may block (any but the system

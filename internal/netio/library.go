@@ -267,6 +267,11 @@ func (r *LibraryDriven) startLookup(q race.QueryKind) {
 	r.lookups[q.Index()] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), q, r.step)
 }
 
+func (r *LibraryDriven) startServiceLookup(q race.QueryKind, n uint8) {
+	r.escaped = true // the lookup's delivery holds r
+	r.addServiceLookup(n, serviceLookupOnGoroutine(r.params.Resolver, r.m, q, n, r.step))
+}
+
 func (r *LibraryDriven) startAttempt(id int, addr netip.AddrPort) {
 	for len(r.fds) <= id {
 		r.fds = append(r.fds, -1)

@@ -98,6 +98,8 @@ type netpollerDriven struct {
 	ctx context.Context // DialConn's, while it runs
 	waits
 	lookupOut [race.NumQueryKinds]bool // a lookup whose answer the race still waits for
+	// serviceOut counts the service lookups (HTTPS part) still out.
+	serviceOut int
 	prefixOut bool                     // the NAT64 discovery's outcome is still awaited
 	box       *inbox                   // lookup answers; made with the first lookup
 	results   chan attemptOutcome
@@ -187,6 +189,13 @@ func (r *netpollerDriven) run(ctx context.Context) (*net.TCPConn, *race.Result, 
 			for _, ev := range batch {
 				switch ev.Kind {
 				case race.EventLookupDone:
+					if ev.Lookup > 0 {
+						if _, ok := r.services[ev.Lookup]; ok {
+							delete(r.services, ev.Lookup)
+							r.serviceOut--
+						}
+						continue
+					}
 					r.lookupOut[ev.Query.Index()] = false
 				case race.EventPrefix64:
 					r.prefixOut = false
@@ -317,7 +326,7 @@ func (r *netpollerDriven) launch(ctx context.Context) {
 // quiet reports whether nothing but an attempt could move the race on: no
 // lookup answer awaited, no timer, no attempt in flight.
 func (r *netpollerDriven) quiet() bool {
-	if r.live > 0 || r.timerAt >= 0 || slices.Contains(r.lookupOut[:], true) || r.prefixOut || len(r.pending) > 0 {
+	if r.live > 0 || r.timerAt >= 0 || slices.Contains(r.lookupOut[:], true) || r.serviceOut > 0 || r.prefixOut || len(r.pending) > 0 {
 		return false
 	}
 	for i := range r.attempts {
@@ -378,6 +387,21 @@ func (r *netpollerDriven) startLookup(q race.QueryKind) {
 
 // closeAttempt closes a loser: its connection if it has one, or its dial
 // (canceled; the goroutine reports back and its late socket is closed).
+func (r *netpollerDriven) startServiceLookup(q race.QueryKind, n uint8) {
+	if r.box == nil {
+		r.box = newInbox()
+	}
+	r.serviceOut++
+	r.addServiceLookup(n, serviceLookupOnGoroutine(r.p.Resolver, r.m, q, n, r.box.push))
+}
+
+func (r *netpollerDriven) cancelServiceLookup(n uint8) {
+	if _, ok := r.services[n]; ok {
+		r.serviceOut--
+	}
+	r.waits.cancelServiceLookup(n)
+}
+
 func (r *netpollerDriven) closeAttempt(id int) {
 	if id >= len(r.attempts) {
 		return

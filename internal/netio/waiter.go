@@ -510,6 +510,11 @@ func (r *WaiterDriven) startLookup(q race.QueryKind) {
 	r.lookups[q.Index()] = lookupOnGoroutine(r.params.Resolver, r.m.Host(), q, r.post)
 }
 
+func (r *WaiterDriven) startServiceLookup(q race.QueryKind, n uint8) {
+	r.escaped = true // the lookup's delivery holds r
+	r.addServiceLookup(n, serviceLookupOnGoroutine(r.params.Resolver, r.m, q, n, r.post))
+}
+
 func (r *WaiterDriven) startAttempt(id int, addr netip.AddrPort) {
 	for len(r.fds) <= id {
 		r.fds = append(r.fds, -1)

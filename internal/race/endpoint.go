@@ -24,6 +24,8 @@ var originNames = [...]string{
 	OriginDNS:         "dns",
 	OriginStatic:      "static",
 	OriginSynthesized: "synthesized",
+	OriginHint:        "hint",
+	OriginService:     "service",
 }
 
 func (o Origin) String() string {
@@ -50,6 +52,14 @@ type endpoint struct {
 	port   uint16
 	origin Origin
 	tried  bool
+	// service is the HTTPS service the endpoint belongs to (1 is
+	// HTTPSOutcome.Services[0]); 0: the origin's own addresses. Services
+	// are tried in their order, the origin's addresses last.
+	service uint8
+	// hint: the endpoint is a service's address hint, which the target's
+	// own answer replaces while untried (its origin may have become
+	// OriginSynthesized).
+	hint bool
 }
 
 func (e *endpoint) addrPort() netip.AddrPort { return netip.AddrPortFrom(e.addr, e.port) }

@@ -42,7 +42,7 @@ func TestEndpointsKeepTheirOrigin(t *testing.T) {
 	// Held for discovery, then synthesized: the origin is the synthesis.
 	h = newHarness(t, nat64Config([]netip.Addr{v4a}, NAT64Config{Pending: true}))
 	h.start()
-	h.step(1, Event{Kind: EventPrefix64, Prefixes: []netip.Prefix{pref96}})
+	h.step(1, Event{Kind: EventPrefix64, Answer: []netip.Prefix{pref96}})
 	want(h, synth4a, OriginSynthesized, v4a)
 }
 

@@ -109,6 +109,8 @@ type Error struct {
 	Trace *Trace
 	// History is what the network's history decided for this race.
 	History HistoryInput
+	// HTTPS is what the HTTPS query gave the race, nil when none was made.
+	HTTPS *HTTPSOutcome
 }
 
 // Report is the failed race's establishment report, built now from Trace

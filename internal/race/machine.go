@@ -133,6 +133,9 @@ func (m *Machine) Start(now time.Duration) []Action {
 	if m.cfg.Static != nil {
 		m.admit(now, m.cfg.Static, OriginStatic)
 	} else {
+		if m.cfg.HTTPS != nil {
+			m.startHTTPS(now)
+		}
 		for _, q := range m.cfg.Queries {
 			l := &m.lookups[q.Index()]
 			l.query, l.pending = q, true
@@ -196,11 +199,16 @@ func (m *Machine) AppendAttempts(dst []AttemptInfo) []AttemptInfo {
 func (m *Machine) apply(now time.Duration, ev *Event) {
 	switch ev.Kind {
 	case EventLookupDone:
+		if ev.Lookup > 0 {
+			m.serviceLookupDone(now, ev.Lookup, ev)
+			return
+		}
 		m.lookupDone(now, ev.Query, ev.Addrs, ev.Err)
 	case EventAttemptDone:
 		m.attemptDone(now, ev.Attempt, ev.Err)
 	case EventPrefix64:
-		m.prefixDone(now, ev.Prefixes, ev.Err)
+		prefixes, _ := ev.Answer.([]netip.Prefix)
+		m.prefixDone(now, prefixes, ev.Err)
 	case EventCancel:
 		if !m.done {
 			m.canceled = ev.Err
@@ -235,7 +243,11 @@ func (m *Machine) lookupDone(now time.Duration, q QueryKind, addrs []netip.Addr,
 	} else {
 		l.info.Addrs = addrs
 		m.trace(now, TraceEvent{Kind: TraceLookupAnswered, Family: f, Addrs: addrs})
-		m.admit(now, addrs, OriginDNS)
+		if m.cfg.HTTPS != nil {
+			m.admitOrigin(now, addrs)
+		} else {
+			m.admit(now, addrs, OriginDNS)
+		}
 	}
 	switch first := m.firstFamily(); {
 	case f == first:
@@ -311,6 +323,7 @@ func (m *Machine) checkTimeouts(now time.Duration) bool {
 			}
 		}
 		m.rdActive = false
+		m.endServiceLookups(now, terr)
 		if m.prefixWaiting() {
 			// Discovery is part of resolution: stop waiting for it.
 			m.emit(Action{Kind: ActionCancelPrefix64})
@@ -343,6 +356,9 @@ func (m *Machine) maybeStartAttempt(now time.Duration) {
 	failed := m.failedNow
 	m.failedNow = false
 	if m.untried == 0 || m.rdActive {
+		return
+	}
+	if hold, _ := m.httpsHolds(now); hold {
 		return
 	}
 	if m.cfg.Serial {
@@ -392,6 +408,9 @@ func (m *Machine) win(now time.Duration, id int) {
 	a.End = now - m.start
 	m.inflight--
 	m.won = true
+	if m.cfg.HTTPS != nil {
+		m.https().out.Winner = m.serviceOfAttempt(a.Addr) - 1
+	}
 	m.trace(now, TraceEvent{Kind: TraceAttemptWon, Attempt: id, Addr: a.Addr, From: a.SynthesizedFrom})
 	m.finish(now)
 	m.emit(Action{Kind: ActionDone, Attempt: id})
@@ -435,6 +454,7 @@ func (m *Machine) finish(now time.Duration) {
 		m.nat.wait = false
 		m.emit(Action{Kind: ActionCancelPrefix64})
 	}
+	m.endServiceLookups(now, nil)
 	if m.timerAt != noTimer {
 		m.timerAt = noTimer
 		m.emit(Action{Kind: ActionArmTimer, At: noTimer})
@@ -460,7 +480,7 @@ func (m *Machine) lookupPending() bool {
 			return true
 		}
 	}
-	return false
+	return m.servicePending()
 }
 
 // resolving: a lookup is pending, or a name's race awaits NAT64 discovery
@@ -486,6 +506,9 @@ func (m *Machine) armTimer(now time.Duration) {
 	}
 	if m.rdActive {
 		consider(m.rdUntil)
+	}
+	if hold, until := m.httpsHolds(now); hold && until != noTimer {
+		consider(until)
 	}
 	if m.holdingV6() {
 		consider(m.nat.heldV6Until)

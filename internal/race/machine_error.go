@@ -18,6 +18,7 @@ func (m *Machine) buildError(now time.Duration) *Error {
 		Elapsed:  now - m.start,
 		Trace:    m.cfg.Record,
 		History:  m.cfg.History,
+		HTTPS:    m.HTTPS(),
 	}
 	switch {
 	case m.canceled != nil:

@@ -23,13 +23,20 @@ const (
 // Event is something that happened to a race. Timer expiry needs no event:
 // every Step evaluates the deadlines against its "now".
 type Event struct {
-	Kind    EventKind
-	Query   QueryKind
+	Kind  EventKind
+	Query QueryKind
+	// Lookup numbers a service lookup (Action.Lookup; 0: one of the
+	// host's address lookups).
+	Lookup  uint8
 	Addrs   []netip.Addr
 	Attempt int
 	Err     error
-	// Prefixes are the NAT64 prefixes of an EventPrefix64.
-	Prefixes []netip.Prefix
+	// Answer is what a lookup found beyond addresses: the NAT64 prefixes
+	// of an EventPrefix64 ([]netip.Prefix), the records of an HTTPS
+	// lookup (*ServiceAnswer). One interface rather than a field each,
+	// so that an event stays as small as the drivers' buffers of them
+	// need it to be.
+	Answer any
 }
 
 // ActionKind names an output of the Machine.
@@ -59,8 +66,12 @@ const (
 
 // Action is something the driver must do for the race.
 type Action struct {
-	Kind    ActionKind
-	Query   QueryKind
+	Kind  ActionKind
+	Query QueryKind
+	// Lookup numbers a service lookup (HTTPS, or a service target's
+	// addresses) whose name Machine.LookupName gives; 0 is one of the
+	// host's address lookups, named by Query alone.
+	Lookup  uint8
 	Attempt int
 	Addr    netip.AddrPort
 	At      time.Duration
@@ -118,6 +129,12 @@ type MachineConfig struct {
 	// attempt's outcome when the race ends.
 	History     HistoryInput
 	HistorySink HistorySink
+
+	// HTTPS, when not nil, adds the HTTPS query of Happy Eyeballs v3 (RFC
+	// 9460 records: services with ports, ALPN, hints and ECH) to the race;
+	// a fresh one per race (the machine keeps its state in it). nil costs
+	// a race nothing.
+	HTTPS *HTTPSConfig
 }
 
 // NAT64Config is a race's view of this network's NAT64 prefix discovery.

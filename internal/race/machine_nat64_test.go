@@ -72,7 +72,7 @@ func TestNAT64LiteralWaitsForDiscovery(t *testing.T) {
 	}
 	h.wantStarted(acts)
 	h.wantNotDone(acts)
-	acts = h.step(20, Event{Kind: EventPrefix64, Prefixes: []netip.Prefix{pref96}})
+	acts = h.step(20, Event{Kind: EventPrefix64, Answer: []netip.Prefix{pref96}})
 	h.wantStarted(acts, synth4a)
 	if len(h.traced(TraceNAT64Discovery)) != 1 {
 		t.Fatal("no nat64-discovery trace event")
@@ -103,7 +103,7 @@ func TestNAT64AnswersHeldForDiscovery(t *testing.T) {
 	h.wantStarted(acts)
 	h.wantTimer(acts, 55)
 	h.wantStarted(h.step(10, answered(IPv4, v4a)))
-	acts = h.step(30, Event{Kind: EventPrefix64, Prefixes: []netip.Prefix{pref96}})
+	acts = h.step(30, Event{Kind: EventPrefix64, Answer: []netip.Prefix{pref96}})
 	h.wantStarted(acts, v6a)
 	h.wantTimer(acts, 280)
 	h.wantStarted(h.step(280), synth4a)
@@ -117,7 +117,7 @@ func TestNAT64AAAANotHeldBeyondResolutionDelay(t *testing.T) {
 	h.step(5, answered(IPv4, v4a))
 	h.wantStarted(h.step(6, answered(IPv6, v6a)))
 	h.wantStarted(h.step(56), v6a)
-	acts := h.step(400, Event{Kind: EventPrefix64, Prefixes: []netip.Prefix{pref96}})
+	acts := h.step(400, Event{Kind: EventPrefix64, Answer: []netip.Prefix{pref96}})
 	h.wantStarted(acts, synth4a)
 }
 

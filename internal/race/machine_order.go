@@ -41,7 +41,13 @@ func (m *Machine) addAll(eps []endpoint) {
 // did. The caller reorders, once for all it adds, so that late answers
 // join in their sorted position while what was already tried stays tried.
 func (m *Machine) add(e endpoint) bool {
-	if m.indexOf(e.addr) >= 0 {
+	if i := m.indexOfEndpoint(e.addr, e.port); i >= 0 {
+		// Known already. An untried one that a service also names moves
+		// to the service, which is tried earlier.
+		if old := &m.endpoints[i]; !old.tried && e.service != 0 && (old.service == 0 || e.service < old.service) {
+			old.service, old.origin = e.service, e.origin
+			return true
+		}
 		return false
 	}
 	m.endpoints = append(m.endpoints, e)
@@ -53,6 +59,10 @@ func (m *Machine) add(e endpoint) bool {
 // interleave by family, both with addresses inside the NAT64 prefixes
 // counted as IPv4.
 func (m *Machine) reorder() {
+	if m.cfg.HTTPS != nil {
+		m.reorderByService()
+		return
+	}
 	if len(m.endpoints) == 1 {
 		// One address (an IP literal, a one-address name): nothing to
 		// sort or interleave.
@@ -72,6 +82,63 @@ func (m *Machine) reorder() {
 	for _, a := range all {
 		m.order = append(m.order, m.indexOf(a))
 	}
+}
+
+// indexOfEndpoint finds the endpoint of address a on port.
+func (m *Machine) indexOfEndpoint(a netip.Addr, port uint16) int {
+	for i := range m.endpoints {
+		if m.endpoints[i].addr == a && m.endpoints[i].port == port {
+			return i
+		}
+	}
+	return -1
+}
+
+// reorderByService is reorder for a race with services: the endpoints of
+// each service in the services' order, the origin's own last, each group
+// in RFC 6724 order interleaved by family. Within a group every endpoint
+// has the group's port, so an address names it.
+func (m *Machine) reorderByService() {
+	m.order = m.order[:0]
+	groups := len(m.https().out.Services) + 1
+	for g := 1; g <= groups; g++ {
+		svc := uint8(g)
+		if g == groups {
+			svc = 0 // the origin's own addresses, last
+		}
+		var idx []int
+		var addrs []netip.Addr
+		for i := range m.endpoints {
+			if m.endpoints[i].service == svc {
+				idx = append(idx, i)
+				addrs = append(addrs, m.endpoints[i].addr)
+			}
+		}
+		if len(addrs) > 1 {
+			if m.cfg.Sort != nil {
+				addrs = m.cfg.Sort(addrs, m.nat64Prefixes())
+			}
+			addrs = preferFamily(addrs, m.cfg.History.First, m.nat64Prefixes())
+			addrs = InterleaveNAT64(addrs, m.cfg.FirstAddressFamilyCount, m.nat64Prefixes())
+		}
+		for _, a := range addrs {
+			for _, i := range idx {
+				if m.endpoints[i].addr == a {
+					m.order = append(m.order, i)
+					break
+				}
+			}
+		}
+	}
+}
+
+// serviceOfAttempt is the service (endpoint.service) of the endpoint at
+// addr, 0 when it is the origin's.
+func (m *Machine) serviceOfAttempt(addr netip.AddrPort) int {
+	if i := m.indexOfEndpoint(addr.Addr(), addr.Port()); i >= 0 {
+		return int(m.endpoints[i].service)
+	}
+	return 0
 }
 
 func (m *Machine) indexOf(a netip.Addr) int {

@@ -19,7 +19,12 @@ const (
 	// QueryA asks for the host's IPv4 addresses.
 	QueryA
 
-	queryEnd // one past the last kind: a new kind goes before it
+	queryEnd // one past the last address kind
+
+	// QueryHTTPS asks for a name's HTTPS records (RFC 9460): only a
+	// service lookup (Action.Lookup > 0) asks it, so it has no place in
+	// the arrays kept per kind, which hold the host's address lookups.
+	QueryHTTPS QueryKind = 65 // the record type
 )
 
 // NumQueryKinds sizes the arrays kept per kind (QueryKind.Index).
@@ -61,6 +66,8 @@ func (q QueryKind) String() string {
 		return "AAAA"
 	case QueryA:
 		return "A"
+	case QueryHTTPS:
+		return "HTTPS"
 	}
 	return "unknown"
 }

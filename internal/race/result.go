@@ -53,6 +53,9 @@ type Result struct {
 	NAT64Prefixes []netip.Prefix
 	// History is what the network's history decided for this race.
 	History HistoryInput
+	// HTTPS is what the HTTPS query gave the race (the winner's service:
+	// HTTPS.WinnerService), nil when none was made.
+	HTTPS *HTTPSOutcome
 }
 
 // Family is the winner's address family.

@@ -31,6 +31,20 @@ const (
 	// (FamilyUnspec: RFC 6724's order), Until is the attempt delay, Reason
 	// says why.
 	TraceHistory
+	// The HTTPS query (MachineConfig.HTTPS): a lookup of the HTTPS part
+	// (Query, Detail its name; answered: Addrs, or Attempt the number of
+	// ServiceMode records), the query's state (Detail, Attempt the number
+	// of usable services), a usable service (Attempt its number, Detail
+	// its account), a record skipped (Detail why), and an untried hint
+	// replaced by its target's answer (Addr, Attempt the service).
+	TraceServiceLookupStarted
+	TraceServiceLookupAnswered
+	TraceServiceLookupFailed
+	TraceServiceLookupCanceled
+	TraceServiceState
+	TraceServiceAdded
+	TraceServiceSkipped
+	TraceEndpointRemoved
 )
 
 var traceNames = [...]string{
@@ -51,6 +65,15 @@ var traceNames = [...]string{
 	TraceNAT64Prefix:     "nat64-prefix",
 	TraceSynthesized:     "synthesized",
 	TraceHistory:         "history",
+
+	TraceServiceLookupStarted:  "service-lookup-started",
+	TraceServiceLookupAnswered: "service-lookup-answered",
+	TraceServiceLookupFailed:   "service-lookup-failed",
+	TraceServiceLookupCanceled: "service-lookup-canceled",
+	TraceServiceState:          "service-state",
+	TraceServiceAdded:          "service-added",
+	TraceServiceSkipped:        "service-skipped",
+	TraceEndpointRemoved:       "endpoint-removed",
 }
 
 func (k TraceKind) String() string {
@@ -95,4 +118,6 @@ type TraceEvent struct {
 	Prefixes []netip.Prefix
 	From     netip.Addr
 	Detail   string
+	// Query is the record type of a service lookup's event.
+	Query QueryKind
 }
