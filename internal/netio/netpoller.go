@@ -100,18 +100,18 @@ type netpollerDriven struct {
 	lookupOut [race.NumQueryKinds]bool // a lookup whose answer the race still waits for
 	// serviceOut counts the service lookups (HTTPS part) still out.
 	serviceOut int
-	prefixOut bool                     // the NAT64 discovery's outcome is still awaited
-	box       *inbox                   // lookup answers; made with the first lookup
-	results   chan attemptOutcome
-	attempts  []npAttempt
-	queued    []int // attempts the machine started this turn, not yet dialing
-	live      int   // attempt goroutines that have not reported back
-	timer     *time.Timer
-	timerAt   time.Duration // -1: no timer armed
-	pending   []race.Event  // outcomes known on this goroutine
-	canceled  bool
-	account   bool
-	shared    *attemptDialer // the attempt goroutines' copy of the dialer
+	prefixOut  bool   // the NAT64 discovery's outcome is still awaited
+	box        *inbox // lookup answers; made with the first lookup
+	results    chan attemptOutcome
+	attempts   []npAttempt
+	queued     []int // attempts the machine started this turn, not yet dialing
+	live       int   // attempt goroutines that have not reported back
+	timer      *time.Timer
+	timerAt    time.Duration // -1: no timer armed
+	pending    []race.Event  // outcomes known on this goroutine
+	canceled   bool
+	account    bool
+	shared     *attemptDialer // the attempt goroutines' copy of the dialer
 
 	// Room for the common case without allocating: one or two attempts,
 	// a few events per turn.
