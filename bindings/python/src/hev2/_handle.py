@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import errno as errno_mod
 import functools
-import math
 import os
 import socket
+
+from ._convert import milliseconds
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -77,29 +78,6 @@ class Winner:
             f"Winner(fd={self.fd}, family={self.family}, address={self.address!r}, "
             f"port={self.port}, elapsed={self.elapsed})"
         )
-
-
-# The range of the ABI's int fields.
-INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-
-
-def milliseconds(value: float | None, *, zero_to_1ms: bool = False) -> int:
-    """Seconds to the ABI's milliseconds (None: 0), for a C int. A positive
-    value never becomes 0, which the ABI reads as "none" (timeouts) or "the
-    default" (delays), nor does a negative one (the library refuses it);
-    zero_to_1ms makes an explicit 0 the smallest delay instead. Saturated:
-    what is too large for an int stays too large (INT_MAX), for the library
-    to refuse as such, instead of wrapping around."""
-    if value is None:
-        return 0
-    if math.isinf(value):
-        return INT_MAX if value > 0 else INT_MIN
-    ms = math.ceil(value * 1000)
-    if value > 0 or (value == 0 and zero_to_1ms):
-        ms = max(ms, 1)
-    elif value < 0:
-        ms = min(ms, -1)
-    return max(INT_MIN, min(ms, INT_MAX))
 
 
 def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:

@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 import socket
 
+from ._convert import c_int, flag, seconds
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -196,25 +198,6 @@ class ConnectRequest:
         )
 
 
-def seconds(name: str, value: Any) -> float | None:
-    """A duration argument in seconds (its range is the library's rule)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds or None, not {type(value).__name__}")
-    value = float(value)
-    if math.isnan(value):
-        # What Python raises for a NaN time (socket.settimeout, time.sleep).
-        raise ValueError(f"{name}: Invalid value NaN (not a number)")
-    return value
-
-
-def flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
-    return value
-
-
 def host_of(value: Any) -> str:
     """The destination host as the library takes it: ASCII (a non-ASCII
     name in IDNA, as socket.getaddrinfo encodes it), no NUL (a C string)."""
@@ -258,15 +241,6 @@ def port_of(value: Any, name: str = "port") -> int:
         # Python's own error for a port that does not fit (socket's connect/bind).
         raise OverflowError(f"{name} must be 0-65535, got {value}")
     return value
-
-
-def c_int(name: str, value: Any) -> int:
-    """An int for a C int field, saturated: a value out of any range stays
-    out of range (the library refuses it) rather than wrapping around into
-    one."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    return max(-(2**31), min(value, 2**31 - 1))
 
 
 def list_item(name: str, value: Any, separators: str) -> str:
