@@ -70,7 +70,7 @@ module Hev2
         fast_fallback: fast_fallback ? true : false,
         resolution_delay: duration(more[:resolution_delay], "resolution_delay"),
         connection_attempt_delay: duration(more[:connection_attempt_delay], "connection_attempt_delay"),
-        first_address_family_count: count(more[:first_address_family_count]),
+        first_address_family_count: integer(more[:first_address_family_count], "first_address_family_count"),
         family: family(more[:family]),
         resolver: resolver(more[:resolver]),
         nameservers: nameservers(more[:nameservers]),
@@ -280,10 +280,11 @@ module Hev2
       raise TypeError, "#{what} must be true or false, not #{value.inspect}"
     end
 
-    # 0..64 (0: the default, 1) is the library's rule.
-    def count(value)
+    # An Integer option (nil: the library's default); its range is the
+    # library's rule (first_address_family_count: 0..64, 0 the default).
+    def integer(value, what)
       return nil if value.nil?
-      raise TypeError, "first_address_family_count must be an Integer" unless value.is_a?(Integer)
+      raise TypeError, "#{what} must be an Integer" unless value.is_a?(Integer)
       value
     end
 
