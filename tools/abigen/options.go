@@ -12,8 +12,8 @@ import (
 // otherwise repeat per option (options_python.go, options_ruby.go) and
 // capi's conversion into core.Dialer (options_capi.go):
 //
-//	int history_lifetime_ms; /* @option history_lifetime: seconds,
-//	                            0 = default; core HistoryLifetime */
+//	int keepalive_ms; /* @option keepalive: seconds, 0 = none;
+//	                     core KeepAlive */
 //
 //	@option NAME: KIND[, CLAUSE]...; core [!]FIELD
 //	@option special: WHY
