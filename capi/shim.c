@@ -10,6 +10,7 @@
 
 #include "_cgo_export.h"
 #include "internal.h"
+#include "options_gen.h"
 
 /* A size field beyond this is garbage (an uninitialised struct), not a
  * future version: refuse it rather than read that far. */
@@ -130,11 +131,10 @@ int hev2_options_init_size(hev2_options *o, size_t size)
 	hev2_options defaults;
 	memset(&defaults, 0, sizeof defaults);
 	defaults.size = size;
-	defaults.fast_fallback = 1;
+	hev2c_plain_defaults(&defaults); /* fast_fallback, history ... (generated) */
 	defaults.family = AF_UNSPEC;
 	defaults.resolver = HEV2_RESOLVER_DEFAULT;
 	defaults.drive = HEV2_DRIVE_LIBRARY;
-	defaults.history = 1;
 	memset(o, 0, size);
 	memcpy(o, &defaults, size < sizeof defaults ? size : sizeof defaults);
 	return HEV2_OK;

@@ -449,63 +449,93 @@ typedef void (*hev2_job_fn)(void *data);
 /* Options of one connection. Always fill with hev2_options_init first, then
  * change fields. Pointers in it only need to stay valid during the
  * hev2_connect call (everything is copied). Zero in a delay/timeout field
- * means "the default" for delays and "no timeout" for timeouts. */
+ * means "the default" for delays and "no timeout" for timeouts.
+ *
+ * The "@option" note after each member declares how the Python and Ruby
+ * bindings offer it; tools/abigen generates their keyword, type check,
+ * unit conversion and struct filling, and capi's conversion into core,
+ * from it (docs/adding-an-option.md). "@option NAME: KIND, ...; core
+ * FIELD": the keyword NAME in both bindings (the member's name without
+ * "_ms"), of KIND: seconds (the member in ms; "0 = default" or "0 = none"
+ * says what 0 means here), bool (its default; its two values when they
+ * are constants) or int; "parameter": a named parameter of the bindings'
+ * connect call; FIELD: the core.Dialer field ("!": the opposite of the
+ * flag). "special" and "internal" members are written by hand. */
 typedef struct hev2_options {
-	size_t size; /* = sizeof(hev2_options); set by hev2_options_init */
+	size_t size; /* = sizeof(hev2_options); set by hev2_options_init
+	                @option internal: the struct's version */
 
 	/* RFC 8305 tuning (ms). 0: the RFC defaults (50, 250, 1). The attempt
 	 * delay is clamped to [10, 2000] ms as the RFC asks. */
-	int resolution_delay_ms;
-	int connection_attempt_delay_ms;
-	int first_address_family_count; /* 0..64; 0: 1 */
+	int resolution_delay_ms; /* @option resolution_delay: seconds,
+	                            0 = default; core ResolutionDelay */
+	int connection_attempt_delay_ms; /* @option connection_attempt_delay:
+	                                    seconds, 0 = default;
+	                                    core ConnectionAttemptDelay */
+	int first_address_family_count; /* 0..64; 0: 1
+	                                   @option first_address_family_count:
+	                                   int; core FirstAddressFamilyCount */
 
 	/* Timeouts (ms, 0: none), with Ruby Socket.tcp's meaning:
 	 * resolv: name resolution; connect: after every resolved address was
 	 * tried (fast_fallback = 0: each attempt); open: the whole call, and it
 	 * cannot be combined with the other two. */
-	int resolv_timeout_ms;
-	int connect_timeout_ms;
-	int open_timeout_ms;
+	int resolv_timeout_ms; /* @option resolv_timeout: seconds, 0 = none,
+	                          parameter; core ResolvTimeout */
+	int connect_timeout_ms; /* @option connect_timeout: seconds, 0 = none,
+	                           parameter; core ConnectTimeout */
+	int open_timeout_ms; /* @option open_timeout: seconds, 0 = none,
+	                        parameter; core OpenTimeout */
 
-	int fast_fallback; /* 1 (default): the race; 0: serial, one at a time */
-	int family;        /* AF_UNSPEC (default), AF_INET or AF_INET6 */
+	int fast_fallback; /* 1 (default): the race; 0: serial, one at a time
+	                      @option fast_fallback: bool, default true,
+	                      parameter; core !DisableFastFallback */
+	int family;        /* AF_UNSPEC (default), AF_INET or AF_INET6
+	                      @option special: each language names the
+	                      families its own way (socket.AF_INET, :ipv4) */
 
 	/* Local address to bind: an IP literal (no name), or NULL. It restricts
 	 * the destinations to its family. local_port 0..65535 (0: any). */
-	const char *local_host;
-	int local_port;
+	const char *local_host; /* @option special: each binding's form of a
+	                           source address (source_address, local_host) */
+	int local_port; /* @option special: with local_host */
 
 	/* Resolver: HEV2_RESOLVER_*. nameservers (built-in resolver only):
 	 * comma-separated "IP", "IP:PORT" or "[IPv6]:PORT"; NULL: none. */
-	int resolver;
-	const char *nameservers;
+	int resolver; /* @option special: a name in each language ('builtin',
+	                 :builtin), read with nameservers */
+	const char *nameservers; /* @option special: a list, joined */
 
 	/* Static address list, like curl's --resolve: entries separated by ';'
 	 * or white space, each "NAME:ADDR[,ADDR...]" (IPv6 addresses bare or in
 	 * brackets). A host matching a NAME exactly skips the resolver. */
-	const char *static_hosts;
+	const char *static_hosts; /* @option special: Python's hosts mapping,
+	                             Ruby's addresses of the host, as text */
 
 	/* Socket options of the returned fd. nodelay: TCP_NODELAY. keepalive_ms
 	 * > 0: SO_KEEPALIVE with that idle time (rounded up to seconds).
 	 * blocking: 1 returns the fd in blocking mode (default 0: O_NONBLOCK).
 	 * The fd is always close-on-exec. */
-	int nodelay;
-	int keepalive_ms;
-	int blocking;
+	int nodelay; /* @option nodelay: bool, default false; core NoDelay */
+	int keepalive_ms; /* @option keepalive: seconds, 0 = none;
+	                     core KeepAlive */
+	int blocking; /* @option internal: each binding asks for the mode its
+	                 socket objects want */
 
 	/* Completion (see "Completion" above). on_done: NULL for none.
 	 * job: 0 for none, else a registered job (HEV2_EOPTIONS otherwise). */
-	hev2_done_fn on_done;
-	void *on_done_data;
-	hev2_job job;
+	hev2_done_fn on_done; /* @option internal: C's completion routes */
+	void *on_done_data;   /* @option internal: with on_done */
+	hev2_job job;         /* @option internal: C's completion routes */
 
 	/* 1: record the race's events (hev2_get_event); costs a little memory
 	 * per event. Default 0. */
-	int record_events;
+	int record_events; /* @option internal: set for a binding's trace,
+	                      report or trace files */
 
 	/* HEV2_DRIVE_LIBRARY (default) or HEV2_DRIVE_WAITER: see "Driven by the
 	 * waiter" above (since 1.2). */
-	int drive;
+	int drive; /* @option internal: each binding picks who plays its race */
 
 	/* NAT64 (since 1.3): HEV2_NAT64_AUTO (0, default) or HEV2_NAT64_OFF.
 	 * On a host with IPv6 and no IPv4 route (known from netlink; a host
@@ -520,14 +550,18 @@ typedef struct hev2_options {
 	 * address. Never for 127/8, 0/8, 169.254/16 or multicast. A DNS64
 	 * answer inside the prefix is sorted as IPv4. Off with family or
 	 * local_host restricting the family. */
-	int nat64;
+	int nat64; /* @option nat64: bool, default true,
+	              true = HEV2_NAT64_AUTO, false = HEV2_NAT64_OFF;
+	              core !DisableNAT64 */
 	/* History (see "History" above; since 1.3). history: 1 (default) reads
 	 * and feeds the process's history of this network, 0 neither (and
 	 * hev2_set_history(0) turns it off for every handle). history_lifetime_ms:
 	 * how long a failure keeps its family second, the convergence setting
 	 * (0: 600000, 10 min; at most HEV2_MAX_TIMEOUT_MS). */
-	int history;
-	int history_lifetime_ms;
+	int history; /* @option history: bool, default true;
+	                core !DisableHistory */
+	int history_lifetime_ms; /* @option history_lifetime: seconds,
+	                            0 = default; core HistoryLifetime */
 } hev2_options;
 
 /* One family's lookup. */

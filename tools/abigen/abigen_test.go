@@ -12,6 +12,10 @@ import (
 
 const repo = "../.."
 
+// testOutputs names the generated files of a test generation (nothing is
+// written: generate only returns them).
+var testOutputs = outputs{py: "py", rb: "rb", goChecks: "go", pyOptions: "pyopt", rbOptions: "rbopt", goOptions: "goopt", cOptions: "copt"}
+
 // appendedHeader is include/hev2.h with what later versions may append:
 // constants of the existing families and new ones, members of every kind
 // at the end of hev2_options and hev2_stats_info, and a new struct.
@@ -28,14 +32,24 @@ func appendedHeader(t *testing.T) string {
 		}
 		h = strings.Replace(h, old, new, 1)
 	}
-	replace("} hev2_options;", `	int new_option_ms;          /* a comment, as the header has them */
-	const char *new_text;
-	uint16_t small, other_small;
-	char new_buf[HEV2_NEW_BUFLEN];
-	double ratios[2][3];
-	void (*inline_fn)(int a, int b);
-	struct sockaddr_storage bind_to;
+	replace("} hev2_options;", `	int new_option_ms;          /* a comment, as the header has them;
+	                               @option internal: a test */
+	const char *new_text; /* @option special: a test */
+	uint16_t small, other_small; /* @option internal: a test */
+	char new_buf[HEV2_NEW_BUFLEN]; /* @option internal: a test */
+	double ratios[2][3]; /* @option internal: a test */
+	void (*inline_fn)(int a, int b); /* @option internal: a test */
+	struct sockaddr_storage bind_to; /* @option internal: a test */
+	int new_delay_ms; /* @option new_delay: seconds, 0 = default; core NewDelay */
+	int new_timeout_ms; /* @option new_timeout: seconds, 0 = none,
+	                       parameter; core NewTimeout */
+	int new_flag; /* @option new_flag: bool, default true; core !DisableNewFlag */
+	int new_mode; /* @option new_mode: bool, default false,
+	                 true = HEV2_NEW_MODE_ON, false = HEV2_NEW_MODE_OFF;
+	                 core NewMode */
+	int new_count; /* @option new_count: int; core NewCount */
 } hev2_options;`)
+	replace("#define HEV2_DRIVE_WAITER  1", "#define HEV2_DRIVE_WAITER  1\n#define HEV2_NEW_MODE_OFF 0\n#define HEV2_NEW_MODE_ON 7")
 	replace("#define HEV2_DEFAULT_MAX_HANDLES 4096", "#define HEV2_DEFAULT_MAX_HANDLES 4096\n#define HEV2_NEW_BUFLEN (HEV2_ADDRSTRLEN * 2)")
 	replace("} hev2_stats_info;", "\tuint64_t new_counter;\n} hev2_stats_info;")
 	replace("#ifdef __cplusplus\n}", `#define HEV2_EV_NEW_THING 99 /* a new event */
@@ -71,7 +85,7 @@ func python(t *testing.T) string {
 
 func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 	hdr := appendedHeader(t)
-	out, err := generate(hdr, "", envOr("CC", "cc"), python(t), t.TempDir(), "py", "rb", "go")
+	out, err := generate(hdr, "", envOr("CC", "cc"), python(t), t.TempDir(), testOutputs)
 	if err != nil { // includes the Python-side layout check
 		t.Fatal(err)
 	}
@@ -125,7 +139,7 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 // An event the header names but capi/strerror.c does not is refused.
 func TestEventNamesAreCheckedAgainstStrerror(t *testing.T) {
 	hdr := appendedHeader(t)
-	_, err := generate(hdr, filepath.Join(repo, "capi/strerror.c"), envOr("CC", "cc"), "", t.TempDir(), "py", "rb", "go")
+	_, err := generate(hdr, filepath.Join(repo, "capi/strerror.c"), envOr("CC", "cc"), "", t.TempDir(), testOutputs)
 	if err == nil || !strings.Contains(err.Error(), `hev2_event_name(99) is "unknown"`) {
 		t.Fatalf("want the missing event name refused, got %v", err)
 	}
@@ -142,8 +156,10 @@ func TestCheckedInFilesAreCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Chdir(wd)
-	files, err := generate("include/hev2.h", "capi/strerror.c", envOr("CC", "cc"), python(t), t.TempDir(),
-		"bindings/python/src/hev2/_abi_gen.py", "bindings/ruby/lib/hev2/abi.rb", "capi/abi_check.go")
+	files, err := generate("include/hev2.h", "capi/strerror.c", envOr("CC", "cc"), python(t), t.TempDir(), outputs{
+		py: "bindings/python/src/hev2/_abi_gen.py", rb: "bindings/ruby/lib/hev2/abi.rb", goChecks: "capi/abi_check.go",
+		pyOptions: "bindings/python/src/hev2/_options_gen.py", rbOptions: "bindings/ruby/lib/hev2/plain_options.rb",
+		goOptions: "capi/options_gen.go", cOptions: "capi/options_gen.h"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,4 +251,109 @@ func optionsEnd(t *testing.T) int {
 		}
 	}
 	return last + 4
+}
+
+// Plain options appended to hev2_options are generated into every
+// binding, capi's conversion and the C defaults, each as its note says;
+// special and internal members are not.
+func TestAppendedPlainOptionsAreGenerated(t *testing.T) {
+	out, err := generate(appendedHeader(t), "", envOr("CC", "cc"), "", t.TempDir(), testOutputs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := map[string]string{}
+	for _, f := range out {
+		text[f.path] = f.text
+	}
+	for file, wants := range map[string][]string{
+		"pyopt": {
+			`"new_delay": seconds("new_delay", more.get("new_delay")),`,
+			`"new_flag": flag("new_flag", more.get("new_flag", True)),`,
+			`"new_mode": flag("new_mode", more.get("new_mode", False)),`,
+			`"new_count": integer("new_count", more.get("new_count")),`,
+			"o.new_delay_ms = milliseconds(self.new_delay, zero_to_1ms=True)\n",
+			"o.new_timeout_ms = milliseconds(self.new_timeout)\n",
+			"o.new_mode = 7 if self.new_mode else 0\n",
+			"o.new_count = self.new_count\n",
+			"new_timeout: float | None = None,",
+			"and self.new_flag is True\n",
+		},
+		"rbopt": {
+			`new_delay: Arguments.duration(more[:new_delay], "new_delay"),`,
+			`new_flag: more.key?(:new_flag) ? Arguments.boolean(more[:new_flag], "new_flag") : true,`,
+			"s.put_i32(o + OFFSETS[:new_mode], req.new_mode ? ABI::NEW_MODE_ON : ABI::NEW_MODE_OFF)\n",
+			"s.put_i32(o + OFFSETS[:new_timeout_ms], Connector.timeout_ms(req.new_timeout))\n",
+			"s.put_i32(o + OFFSETS[:new_count], Connector.c_int(req.new_count || 0))\n",
+		},
+		"goopt": {
+			"d.NewDelay = millis(o.new_delay_ms)\n",
+			"d.NewTimeout = millis(o.new_timeout_ms)\n",
+			`d.DisableNewFlag = !flag("new_flag", o.new_flag, &err)`,
+			"case C.HEV2_NEW_MODE_ON:\n\t\td.NewMode = true\n",
+			`"new_mode %d is not HEV2_NEW_MODE_ON (7) or HEV2_NEW_MODE_OFF (0)"`,
+			"d.NewCount = int(o.new_count)\n",
+		},
+		"copt": {"\to->new_flag = 1;\n", "\to->new_mode = HEV2_NEW_MODE_OFF;\n"},
+	} {
+		for _, want := range wants {
+			if !strings.Contains(text[file], want) {
+				t.Errorf("%s lacks %s", file, want)
+			}
+		}
+		for _, not := range []string{"new_text", "other_small", "bind_to"} {
+			if strings.Contains(text[file], not) {
+				t.Errorf("%s has %s, a special or internal member", file, not)
+			}
+		}
+	}
+	// A parameter is the binding's own keyword: not among **more's.
+	kw := regexp.MustCompile(`(?s)KEYWORDS = \((.*?)\)`).FindStringSubmatch(text["pyopt"])
+	if kw == nil || strings.Contains(kw[1], "new_timeout") || !strings.Contains(kw[1], `"new_delay"`) {
+		t.Errorf("Python KEYWORDS: %v", kw)
+	}
+}
+
+// Every member must say how the bindings offer it, right after it, in a
+// form the generator reads.
+func TestOptionNotesAreChecked(t *testing.T) {
+	for _, c := range []struct{ members, want string }{
+		{"int x;", "hev2_options.x has no @option note"},
+		{"/* @option x: int; core X */\n\tint x;", "right after a member"},
+		{"int x_ms; /* @option x_ms: seconds, 0 = none; core X */", "the member's name without its unit: x"},
+		{"int x_ms; /* @option x: seconds; core X */", `"0 = default" or "0 = none"`},
+		{"int x; /* @option x: seconds, 0 = none; core X */", "name it ..._ms"},
+		{"int x; /* @option x: bool; core X */", `"default true" or "default false"`},
+		{"int x; /* @option x: bool, default true, true = HEV2_A; core X */", "name both values"},
+		{"int x; /* @option x: bool, default maybe; core X */", `cannot read "default maybe"`},
+		{"int x; /* @option x: float; core X */", `unknown kind "float"`},
+		{"int x; /* @option x: int */", `no "; core FIELD"`},
+		{"int x; /* @option x: int; dialer X */", `want "core FIELD"`},
+		{"int x_ms; /* @option x: seconds, 0 = none; core !X */", "only a bool's field can be its opposite"},
+		{"const char *x; /* @option x: int; core X */", "a plain option is an int member"},
+		{"int x; /* @option special: */", "say why the member is special"},
+		{"int x; /* @option special */", `want "NAME: KIND, ..."`},
+	} {
+		src := "typedef struct hev2_options {\n\tsize_t size; /* @option internal: its version */\n\t" + c.members + "\n} hev2_options;\n"
+		h, err := parseHeader(src)
+		if err == nil {
+			_, err = parseOptions(src, h)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: want an error with %q, got %v", c.members, c.want, err)
+		}
+	}
+	good := "typedef struct hev2_options {\n\tsize_t size; /* @option internal: its version */\n" +
+		"\tint a_ms, b; /* @option internal: both */\n" +
+		"\tint on; /* a flag —\n\t           @option on: bool,\n\t * default true; core !Off */\n} hev2_options;\n"
+	h, err := parseHeader(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts, err := parseOptions(good, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(opts) != 4 || opts[2].kind != "internal" || opts[3].keyword != "on" || !opts[3].defaultTrue || !opts[3].coreNegated || opts[3].coreField != "Off" {
+		t.Errorf("read %+v %+v", *opts[2], *opts[3])
+	}
 }

@@ -10,10 +10,11 @@ import (
 
 // gen is one generation: the header as read and as measured.
 type gen struct {
-	h      *header
-	m      *measured
-	tables map[string][]entry
-	src    string // the header's path as named in the generated files
+	h       *header
+	m       *measured
+	tables  map[string][]entry
+	options []*option // hev2_options' @option notes, in header order
+	src     string    // the header's path as named in the generated files
 }
 
 func (g *gen) banner(comment string) string {

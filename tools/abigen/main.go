@@ -6,7 +6,13 @@
 //   - bindings/ruby/lib/hev2/abi.rb: constants, name tables, sizes and
 //     offsets for Fiddle;
 //   - capi/abi_check.go: compile-time checks that core's trace and timeout
-//     kinds equal HEV2_EV_* and HEV2_TIMEOUT_*.
+//     kinds equal HEV2_EV_* and HEV2_TIMEOUT_*;
+//   - from the @option note of each hev2_options member (options.go), the
+//     plain options: bindings/python/src/hev2/_options_gen.py and
+//     bindings/ruby/lib/hev2/plain_options.rb (each binding's keywords,
+//     type checks, unit conversion and struct filling), capi/options_gen.go
+//     (the conversion into core.Dialer) and capi/options_gen.h (their
+//     defaults for hev2_options_init_size).
 //
 // Names (constants, struct members, their types) are read from the header;
 // every number is measured by the C compiler: a generated C program that
@@ -33,13 +39,18 @@ func main() {
 	pyOut := flag.String("python", "bindings/python/src/hev2/_abi_gen.py", "the generated Python module")
 	rbOut := flag.String("ruby", "bindings/ruby/lib/hev2/abi.rb", "the generated Ruby file")
 	goOut := flag.String("go", "capi/abi_check.go", "the generated Go checks")
+	pyOpts := flag.String("python-options", "bindings/python/src/hev2/_options_gen.py", "the generated Python plain options")
+	rbOpts := flag.String("ruby-options", "bindings/ruby/lib/hev2/plain_options.rb", "the generated Ruby plain options")
+	goOpts := flag.String("go-options", "capi/options_gen.go", "the generated Go conversion of the plain options")
+	cOpts := flag.String("c-options", "capi/options_gen.h", "the generated C defaults of the plain options")
 	cc := flag.String("cc", envOr("CC", "cc"), "the C compiler")
 	python := flag.String("python-exe", "python3", "the Python that checks the ctypes layout (empty: no check)")
 	workdir := flag.String("workdir", "", "where the probe program is built (a fresh directory inside it; default: the system's temp)")
 	check := flag.Bool("check", false, "write nothing; fail if a generated file differs from what the header gives")
 	flag.Parse()
 
-	files, err := generate(*headerPath, *strerrorC, *cc, *python, *workdir, *pyOut, *rbOut, *goOut)
+	out := outputs{py: *pyOut, rb: *rbOut, goChecks: *goOut, pyOptions: *pyOpts, rbOptions: *rbOpts, goOptions: *goOpts, cOptions: *cOpts}
+	files, err := generate(*headerPath, *strerrorC, *cc, *python, *workdir, out)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "abigen:", err)
 		os.Exit(1)
@@ -71,7 +82,13 @@ func main() {
 
 type output struct{ path, text string }
 
-func generate(headerPath, strerrorC, cc, python, workdir, pyOut, rbOut, goOut string) ([]output, error) {
+// outputs are the paths of the generated files.
+type outputs struct {
+	py, rb, goChecks                          string // the ABI's mirrors
+	pyOptions, rbOptions, goOptions, cOptions string // the plain options
+}
+
+func generate(headerPath, strerrorC, cc, python, workdir string, out outputs) ([]output, error) {
 	src, err := os.ReadFile(headerPath)
 	if err != nil {
 		return nil, err
@@ -88,7 +105,11 @@ func generate(headerPath, strerrorC, cc, python, workdir, pyOut, rbOut, goOut st
 	if err != nil {
 		return nil, err
 	}
-	g := &gen{h: h, m: m, tables: ts, src: filepath.ToSlash(headerPath)}
+	opts, err := parseOptions(string(src), h)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", headerPath, err)
+	}
+	g := &gen{h: h, m: m, tables: ts, options: opts, src: filepath.ToSlash(headerPath)}
 	py, err := g.python()
 	if err != nil {
 		return nil, err
@@ -102,7 +123,18 @@ func generate(headerPath, strerrorC, cc, python, workdir, pyOut, rbOut, goOut st
 	if err != nil {
 		return nil, err
 	}
-	return []output{{pyOut, py}, {rbOut, g.ruby()}, {goOut, goSrc}}, nil
+	files := []output{{out.py, py}, {out.rb, g.ruby()}, {out.goChecks, goSrc}}
+	for _, o := range []struct {
+		path string
+		make func() (string, error)
+	}{{out.pyOptions, g.pythonOptions}, {out.rbOptions, g.rubyOptions}, {out.goOptions, g.capiOptions}, {out.cOptions, g.capiDefaults}} {
+		text, err := o.make()
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, output{o.path, text})
+	}
+	return files, nil
 }
 
 // checkPython loads the generated module in Python and has it compare its

@@ -17,21 +17,18 @@ module Hev2
     # connected ::Socket (non-blocking, close-on-exec); with a block, yields
     # it, closes it afterwards and returns the block's value.
     #
-    # **more: resolution_delay:, connection_attempt_delay: (seconds),
-    # first_address_family_count:, family: (:ipv4/:ipv6), resolver:
+    # **more: every other option of the library, named as its member of
+    # hev2_options in include/hev2.h without the unit: a duration in
+    # seconds (keepalive_ms is keepalive: 30), a flag true or false
+    # (nodelay: true), a count an Integer; nil or absent is the library's
+    # default (PlainOptions::KEYWORDS lists them, the header says what each
+    # does). And the gem's own: family: (:ipv4/:ipv6), resolver:
     # (:system/:builtin), nameservers: (["IP", "IP:PORT", ...], built-in
-    # resolver), addresses: (static IPs for host, not resolved), nodelay:,
-    # keepalive: (idle seconds), trace: (called with each Hev2::Event),
-    # trace_files: ({svg: path, qlog: path, chrome: path}, any of them: the
-    # race written by the library once decided, won or failed; see
-    # docs/trace-names.md),
-    # nat64: (false: never reach IPv4 through the network's NAT64 prefix;
-    # by default, on a host with IPv6 and no IPv4 route, an IPv4 address is
-    # reached at its synthesis in the discovered prefix: the Socket is then
-    # AF_INET6, and a trace shows a "synthesized" event),
-    # report: (true keeps the race's establishment report: Hev2.report_of).
-    # history: (false: neither read nor feed the network's history),
-    # history_lifetime: (seconds a failure keeps its family second; 600).
+    # resolver), addresses: (static IPs for host, not resolved), trace:
+    # (called with each Hev2::Event), trace_files: ({svg: path, qlog: path,
+    # chrome: path}, any of them: the race written by the library once
+    # decided, won or failed; see docs/trace-names.md), report: (true keeps the
+    # race's establishment report: Hev2.report_of).
     def tcp(host, port, local_host = nil, local_port = nil, resolv_timeout: nil,
             connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
       sock = socket(::Socket, host, port, local_host, local_port, resolv_timeout,
@@ -76,8 +73,9 @@ module Hev2
     # The process-wide history (on when the library loads): the library
     # remembers, per network and host name, which family connected and
     # which lost a race (a blackhole, a refusal, a timeout), and tries the
-    # one that works first for history_lifetime (10 min) after the failure.
-    # Off, no connection reads or feeds it; per call: history: false.
+    # one that works first for the history's lifetime (10 min, an option of
+    # Hev2.tcp) after the failure. Off, no connection reads or feeds it;
+    # per call: history: false.
     def history=(on)
       rc = Native::F[:hev2_set_history].call(on ? 1 : 0)
       raise Connector.call_error(rc, nil, 0) unless rc == Native::OK

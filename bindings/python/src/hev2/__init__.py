@@ -126,9 +126,10 @@ def set_history(on: bool) -> None:
     """Turns the process-wide history on (the default) or off. With it, the
     library remembers, per network and host name, which address family
     connected and which lost a race (a blackhole, a refusal, a timeout), and
-    tries the one that works first for ``history_lifetime`` (10 min) after
-    the failure. Off, no connection reads or feeds it (per call:
-    ``history=False``); what was learned is kept."""
+    tries the one that works first for the history's lifetime (10 min, an
+    option of create_connection) after the failure. Off, no connection
+    reads or feeds it (per call: ``history=False``); what was learned is
+    kept."""
     if not isinstance(on, bool):
         raise TypeError(f"on must be True or False, not {on!r}")
     check(api().hev2_set_history(1 if on else 0))

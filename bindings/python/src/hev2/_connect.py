@@ -67,16 +67,18 @@ def create_connection(
         address was tried; the whole call (not combinable with the other
         two). ``fast_fallback=False`` resolves both families, then tries the
         addresses one at a time.
-    **more: ``resolution_delay``, ``connection_attempt_delay`` (seconds),
-        ``first_address_family_count``, ``family`` (``socket.AF_INET`` /
-        ``AF_INET6``), ``resolver`` (``'system'`` / ``'builtin'``),
-        ``nameservers`` (for ``'builtin'``), ``hosts`` (static addresses:
-        ``{"name": ["::1", "127.0.0.1"]}``), ``nodelay``, ``keepalive``,
+    **more: every other option of the library, named as its member of
+        ``hev2_options`` in ``include/hev2.h`` without the unit: a duration
+        in seconds (``keepalive_ms`` is ``keepalive=30``), a flag as True or
+        False (``nodelay=True``), a count as an int; None or absent is the
+        library's default. ``hev2._options_gen.KEYWORDS`` lists them, the
+        header says what each does. And the package's own: ``family``
+        (``socket.AF_INET`` / ``AF_INET6``), ``resolver`` (``'system'`` /
+        ``'builtin'``), ``nameservers`` (for ``'builtin'``), ``hosts``
+        (static addresses: ``{"name": ["::1", "127.0.0.1"]}``),
         ``trace_files`` (the race written to files by the library once it is
         decided, won or failed: ``{"svg": "race.svg", "qlog": "race.qlog",
-        "chrome": "race.json"}``, any subset; see ``docs/trace-names.md``),
-        ``history`` (False: neither read nor feed the network's history),
-        ``history_lifetime`` (seconds a failure keeps its family second).
+        "chrome": "race.json"}``, any subset; see ``docs/trace-names.md``).
     report: True records the race and keeps its establishment report (a
         ``hev2.Report``: who won and why, the phases, each lookup and
         attempt): ``hev2.report_of(sock)`` for the returned socket,

@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import errno as errno_mod
 import functools
-import math
 import os
 import socket
+
+# Seconds to the ABI's ms: where the package's conversions were first
+# written (tests read it here); the options struct is filled by the
+# generated PlainOptions.fill_plain.
+from ._convert import milliseconds as milliseconds
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -79,29 +83,6 @@ class Winner:
         )
 
 
-# The range of the ABI's int fields.
-INT_MIN, INT_MAX = -(2**31), 2**31 - 1
-
-
-def milliseconds(value: float | None, *, zero_to_1ms: bool = False) -> int:
-    """Seconds to the ABI's milliseconds (None: 0), for a C int. A positive
-    value never becomes 0, which the ABI reads as "none" (timeouts) or "the
-    default" (delays), nor does a negative one (the library refuses it);
-    zero_to_1ms makes an explicit 0 the smallest delay instead. Saturated:
-    what is too large for an int stays too large (INT_MAX), for the library
-    to refuse as such, instead of wrapping around."""
-    if value is None:
-        return 0
-    if math.isinf(value):
-        return INT_MAX if value > 0 else INT_MIN
-    ms = math.ceil(value * 1000)
-    if value > 0 or (value == 0 and zero_to_1ms):
-        ms = max(ms, 1)
-    elif value < 0:
-        ms = min(ms, -1)
-    return max(INT_MIN, min(ms, INT_MAX))
-
-
 def static_hosts_text(hosts: tuple[tuple[str, tuple[str, ...]], ...]) -> bytes | None:
     if not hosts:
         return None
@@ -165,25 +146,13 @@ def options_for(req: ConnectRequest, waiter: bool = False, record: bool = False,
     template = options_template()
     o = _abi.Options.from_buffer_copy(template)
     o.blocking = int(blocking)
-    if req.resolution_delay is not None:
-        # resolution_delay=0 asks for no delay: 1 ms, since the ABI's 0 is "default".
-        o.resolution_delay_ms = milliseconds(req.resolution_delay, zero_to_1ms=True)
-    if req.connection_attempt_delay is not None:
-        o.connection_attempt_delay_ms = milliseconds(req.connection_attempt_delay, zero_to_1ms=True)
-    if req.first_address_family_count:
-        o.first_address_family_count = req.first_address_family_count
-    if req.resolv_timeout is not None:
-        o.resolv_timeout_ms = milliseconds(req.resolv_timeout)
-    if req.connect_timeout is not None:
-        o.connect_timeout_ms = milliseconds(req.connect_timeout)
-        if req.connect_timeout_from_socket:
-            # socket's timeout has no upper bound; the library's longest
-            # timeout is a day, and a longer one bounds nothing in practice.
-            o.connect_timeout_ms = min(o.connect_timeout_ms, _abi.MAX_TIMEOUT_MS)
-    if req.open_timeout is not None:
-        o.open_timeout_ms = milliseconds(req.open_timeout)
-    if not req.fast_fallback:
-        o.fast_fallback = 0
+    # The plain options (generated from include/hev2.h's notes: timeouts,
+    # delays, flags), each member set only when not its default.
+    req.fill_plain(o)
+    if req.connect_timeout_from_socket:
+        # socket's timeout has no upper bound; the library's longest
+        # timeout is a day, and a longer one bounds nothing in practice.
+        o.connect_timeout_ms = min(o.connect_timeout_ms, _abi.MAX_TIMEOUT_MS)
     if req.family:
         o.family = req.family
     if req.local_address:
@@ -196,18 +165,8 @@ def options_for(req: ConnectRequest, waiter: bool = False, record: bool = False,
         o.nameservers = ",".join(req.nameservers).encode("ascii")
     if req.hosts:
         o.static_hosts = static_hosts_text(req.hosts)
-    if req.nodelay:
-        o.nodelay = 1
-    if req.keepalive is not None:
-        o.keepalive_ms = milliseconds(req.keepalive)
     if req.trace_files:
         o.record_events = 1
-    if not req.nat64:
-        o.nat64 = _abi.NAT64_OFF
-    if not req.history:
-        o.history = 0
-    if req.history_lifetime is not None:
-        o.history_lifetime_ms = milliseconds(req.history_lifetime, zero_to_1ms=True)
     # o.blocking stays 0: the fd comes back non-blocking and Python's
     # settimeout() sets the mode with one ioctl(FIONBIO); the library's
     # switch costs two fcntl calls (measured with strace).

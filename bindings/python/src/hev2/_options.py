@@ -5,7 +5,11 @@ Python user expects (with the argument's name), and what Python itself must
 convert raises what Python raises for it (a host to IDNA, a str to a C
 string without NUL, a port to 16 bits (OverflowError, as socket's
 connect/bind), a service name through socket.getservbyname, seconds that
-are NaN). Whether a value makes sense (ranges, empty or overlong hosts,
+are NaN). The plain options, those of include/hev2.h whose @option note
+gives their kind (timeouts, delays, flags, counts), are checked and
+converted by _options_gen, generated from the notes with the rule of each
+kind in _convert; the rest (source address, family, resolver, name
+servers, static hosts, trace files) are checked here. Whether a value makes sense (ranges, empty or overlong hosts,
 timeouts that exclude each other, a source address of the wrong family) is
 the library's rule, stated once in its core: a value it refuses comes back
 as HEV2_EHOST, EPORT or EOPTIONS, which ``_handle.check`` raises as the
@@ -24,6 +28,9 @@ from __future__ import annotations
 import math
 import socket
 
+from ._convert import c_int, flag, seconds
+from ._options_gen import KEYWORDS, PlainOptions, keywords
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -34,55 +41,42 @@ DEFAULT_TIMEOUT: Any = socket._GLOBAL_DEFAULT_TIMEOUT  # type: ignore[attr-defin
 
 RESOLVERS = ("system", "builtin")
 
-# The keyword arguments accepted through **more, with what they mean.
-MORE_OPTIONS = {
-    "resolution_delay": "seconds to wait for AAAA once A answered first (RFC 8305 default 0.05)",
-    "connection_attempt_delay": "seconds between staggered attempts (default 0.25, clamped to [0.01, 2])",
-    "first_address_family_count": "addresses of the preferred family tried before interleaving (0..64; 0: the default, 1)",
+# The keyword arguments of **more that need more than their kind's check,
+# with what they mean (the plain ones are include/hev2.h's, described there).
+OWN_OPTIONS = {
     "family": "socket.AF_INET or socket.AF_INET6 to restrict the destinations (default: both)",
     "resolver": "'system' (getaddrinfo, one thread per family) or 'builtin' (cancellable DNS client)",
     "nameservers": "name servers for the builtin resolver: 'IP' or 'IP:port' / '[IPv6]:port' strings",
     "hosts": "static addresses: a mapping of host name to IP address strings, consulted before resolving",
-    "nodelay": "set TCP_NODELAY on the returned socket",
-    "keepalive": "turn TCP keep-alive on with this idle time in seconds",
     "trace_files": "write the race to files: a mapping of 'svg', 'qlog' or 'chrome' to a path",
-    "nat64": "False: never reach IPv4 through the network's NAT64 prefix (default True: on a host with"
-    " IPv6 and no IPv4 route, IPv4 addresses are reached through it and the socket is AF_INET6)",
-    "history": "False: neither read nor feed this network's history of which family works (default True)",
-    "history_lifetime": "seconds a failure keeps its family tried second (default 600)",
 }
+
+# The keyword arguments accepted through **more: the plain options, then
+# the package's own.
+MORE_OPTIONS = (*KEYWORDS, *OWN_OPTIONS)
 
 # trace_files' keys: the library's trace formats (hev2_write_trace).
 TRACE_FORMATS = ("svg", "qlog", "chrome")
 
 
-class ConnectRequest:
+class ConnectRequest(PlainOptions):
     """One connection's destination and options, checked and normalised.
     Read-only by convention (a plain class: cheaper to make than a frozen
-    dataclass, and dataclasses would cost ``import hev2`` ~10 ms)."""
+    dataclass, and dataclasses would cost ``import hev2`` ~10 ms). The
+    plain options (timeouts in seconds, None for "none"; delays; flags)
+    are PlainOptions', generated from include/hev2.h: keyword arguments
+    here."""
 
     __slots__ = (
         "host",
         "port",
-        "resolv_timeout",
-        "connect_timeout",
-        "open_timeout",
-        "fast_fallback",
-        "resolution_delay",
-        "connection_attempt_delay",
-        "first_address_family_count",
         "family",
         "local_address",
         "local_port",
         "resolver",
         "nameservers",
         "hosts",
-        "nodelay",
-        "keepalive",
         "trace_files",
-        "nat64",
-        "history",
-        "history_lifetime",
         "socket_timeout",
         "connect_timeout_from_socket",
         # Not a field: _handle's C arguments for this request, made on its
@@ -90,60 +84,37 @@ class ConnectRequest:
         "c_args",
     )
     # The fields: what the request is (equality, hash, repr).
-    FIELDS = __slots__[:-1]
+    FIELDS = (*__slots__[:2], *PlainOptions.__slots__, *__slots__[2:-1])
 
     def __init__(
         self,
         host: str,
         port: int,
-        # Seconds; None means "no such timeout" (the core's zero).
-        resolv_timeout: float | None = None,
-        connect_timeout: float | None = None,
-        open_timeout: float | None = None,
-        fast_fallback: bool = True,
-        resolution_delay: float | None = None,
-        connection_attempt_delay: float | None = None,
-        first_address_family_count: int | None = None,
         family: int = socket.AF_UNSPEC,
         local_address: str | None = None,
         local_port: int = 0,
         resolver: str | None = None,
         nameservers: tuple[str, ...] = (),
         hosts: tuple[tuple[str, tuple[str, ...]], ...] = (),
-        nodelay: bool = False,
-        keepalive: float | None = None,
         # (format, path) pairs: the race is recorded and written to each.
         trace_files: tuple[tuple[str, str], ...] = (),
-        nat64: bool = True,
-        history: bool = True,
-        history_lifetime: float | None = None,
         # The timeout the returned socket gets (socket.settimeout's argument).
         socket_timeout: float | None = None,
         # connect_timeout is socket_timeout (no bound of the library's own):
         # one longer than the library's longest is no bound in practice.
         connect_timeout_from_socket: bool = False,
+        **options: Any,
     ) -> None:
+        PlainOptions.__init__(self, **options)
         self.host = host
         self.port = port
-        self.resolv_timeout = resolv_timeout
-        self.connect_timeout = connect_timeout
-        self.open_timeout = open_timeout
-        self.fast_fallback = fast_fallback
-        self.resolution_delay = resolution_delay
-        self.connection_attempt_delay = connection_attempt_delay
-        self.first_address_family_count = first_address_family_count
         self.family = family
         self.local_address = local_address
         self.local_port = local_port
         self.resolver = resolver
         self.nameservers = nameservers
         self.hosts = hosts
-        self.nodelay = nodelay
-        self.keepalive = keepalive
         self.trace_files = trace_files
-        self.nat64 = nat64
-        self.history = history
-        self.history_lifetime = history_lifetime
         self.socket_timeout = socket_timeout
         self.connect_timeout_from_socket = connect_timeout_from_socket
         self.c_args: Any = None
@@ -174,45 +145,15 @@ class ConnectRequest:
         hev2_connect can be given NULL options (host, port and the socket's
         own timeout are not options of the library)."""
         return (
-            self.connect_timeout is None
-            and self.resolv_timeout is None
-            and self.open_timeout is None
-            and self.fast_fallback is True
+            self.plain_defaults()
             and self.family == socket.AF_UNSPEC
             and self.local_address is None
             and self.local_port == 0
             and self.resolver is None
-            and self.resolution_delay is None
-            and self.connection_attempt_delay is None
-            and self.first_address_family_count is None
             and not self.nameservers
             and not self.hosts
-            and self.nodelay is False
-            and self.keepalive is None
             and not self.trace_files
-            and self.nat64 is True
-            and self.history is True
-            and self.history_lifetime is None
         )
-
-
-def seconds(name: str, value: Any) -> float | None:
-    """A duration argument in seconds (its range is the library's rule)."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds or None, not {type(value).__name__}")
-    value = float(value)
-    if math.isnan(value):
-        # What Python raises for a NaN time (socket.settimeout, time.sleep).
-        raise ValueError(f"{name}: Invalid value NaN (not a number)")
-    return value
-
-
-def flag(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
-    return value
 
 
 def host_of(value: Any) -> str:
@@ -258,15 +199,6 @@ def port_of(value: Any, name: str = "port") -> int:
         # Python's own error for a port that does not fit (socket's connect/bind).
         raise OverflowError(f"{name} must be 0-65535, got {value}")
     return value
-
-
-def c_int(name: str, value: Any) -> int:
-    """An int for a C int field, saturated: a value out of any range stays
-    out of range (the library refuses it) rather than wrapping around into
-    one."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    return max(-(2**31), min(value, 2**31 - 1))
 
 
 def list_item(name: str, value: Any, separators: str) -> str:
@@ -471,9 +403,8 @@ def build_request(
     # 'IP', 'IP:port' or '[IPv6]:port': the library parses each.
     nameservers = tuple(list_item("nameservers entry", n, ",") for n in nameservers_arg)
 
-    count = more.get("first_address_family_count")
-    if count is not None:
-        count = c_int("first_address_family_count", count)
+    # The plain options of **more, each checked as its kind (generated).
+    plain = keywords(more)
 
     return ConnectRequest(
         host=host_of(host),
@@ -482,21 +413,14 @@ def build_request(
         connect_timeout=connect,
         open_timeout=opened,
         fast_fallback=flag("fast_fallback", fast_fallback),
-        resolution_delay=seconds("resolution_delay", more.get("resolution_delay")),
-        connection_attempt_delay=seconds("connection_attempt_delay", more.get("connection_attempt_delay")),
-        first_address_family_count=count,
         family=fam,
         local_address=local_address,
         local_port=local_port,
         resolver=resolver,
         nameservers=nameservers,
         hosts=static_hosts(more["hosts"]) if more.get("hosts") is not None else (),
-        nodelay=flag("nodelay", more.get("nodelay", False)),
-        keepalive=seconds("keepalive", more.get("keepalive")),
         trace_files=trace_files_of(more.get("trace_files")),
-        nat64=flag("nat64", more.get("nat64", True)),
-        history=flag("history", more.get("history", True)),
-        history_lifetime=seconds("history_lifetime", more.get("history_lifetime")),
         socket_timeout=sock_timeout,
         connect_timeout_from_socket=from_socket,
+        **plain,
     )

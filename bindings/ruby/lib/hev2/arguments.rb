@@ -4,6 +4,7 @@ require "socket"
 require "ipaddr"
 require_relative "abi"
 require_relative "errors"
+require_relative "plain_options"
 
 module Hev2
   # Everything one call to Hev2.tcp asked for, converted to what the C ABI
@@ -13,26 +14,25 @@ module Hev2
   # local_host name through Ruby's resolver) raises what Ruby raises for it.
   # Whether a value makes sense (ranges, overlong hosts, timeouts that
   # exclude each other) is the library's rule, stated once in its core:
-  # Connector.call_error maps its refusals to Ruby's exceptions.
+  # Connector.call_error maps its refusals to Ruby's exceptions. The plain
+  # options (PlainOptions::FIELDS: timeouts, delays, flags, counts) are
+  # generated from include/hev2.h's notes; the members named here are the
+  # gem's own.
   Request = Struct.new(
     :host, :port, :local_host, :local_port,
-    :resolv_timeout, :connect_timeout, :open_timeout, :fast_fallback,
-    :resolution_delay, :connection_attempt_delay, :first_address_family_count,
-    :family, :resolver, :nameservers, :addresses, :nodelay, :keepalive, :trace,
-    :trace_files, :nat64, :report,
-    :history, :history_lifetime,
+    *PlainOptions::FIELDS,
+    :family, :resolver, :nameservers, :addresses, :trace, :trace_files, :report,
     keyword_init: true
   )
 
   # Converts Socket.tcp-style arguments into a Request.
   module Arguments
     # The keywords accepted on top of Socket.tcp's own (the `**more` of
-    # Hev2.tcp). Durations are in seconds, like Ruby's timeouts.
-    EXTRA_KEYWORDS = %i[
-      resolution_delay connection_attempt_delay first_address_family_count
-      family resolver nameservers addresses nodelay keepalive trace trace_files nat64 report
-      history history_lifetime
-    ].freeze
+    # Hev2.tcp): the plain options (generated), then the gem's own.
+    # Durations are in seconds, like Ruby's timeouts.
+    EXTRA_KEYWORDS = (PlainOptions::KEYWORDS + %i[
+      family resolver nameservers addresses trace trace_files report
+    ]).freeze
 
     # trace_files: keys -> the library's trace formats (hev2_write_trace).
     TRACE_FORMATS = { svg: ABI::TRACE_SVG, qlog: ABI::TRACE_QLOG, chrome: ABI::TRACE_CHROME }.freeze
@@ -68,21 +68,15 @@ module Hev2
         open_timeout: duration(open_timeout, "open_timeout"),
         # truthiness, as Socket.tcp reads it (fast_fallback: nil is serial)
         fast_fallback: fast_fallback ? true : false,
-        resolution_delay: duration(more[:resolution_delay], "resolution_delay"),
-        connection_attempt_delay: duration(more[:connection_attempt_delay], "connection_attempt_delay"),
-        first_address_family_count: count(more[:first_address_family_count]),
+        # the plain options of more, each checked as its kind (generated)
+        **PlainOptions.keywords(more),
         family: family(more[:family]),
         resolver: resolver(more[:resolver]),
         nameservers: nameservers(more[:nameservers]),
         addresses: addresses(more[:addresses]),
-        nodelay: more.key?(:nodelay) ? boolean(more[:nodelay], "nodelay") : false,
-        keepalive: duration(more[:keepalive], "keepalive"),
         trace: callable(more[:trace]),
         trace_files: trace_files(more[:trace_files]),
-        nat64: more.key?(:nat64) ? boolean(more[:nat64], "nat64") : true,
         report: more.key?(:report) ? boolean(more[:report], "report") : false,
-        history: more.key?(:history) ? boolean(more[:history], "history") : true,
-        history_lifetime: duration(more[:history_lifetime], "history_lifetime"),
       )
     end
 
@@ -280,10 +274,11 @@ module Hev2
       raise TypeError, "#{what} must be true or false, not #{value.inspect}"
     end
 
-    # 0..64 (0: the default, 1) is the library's rule.
-    def count(value)
+    # An Integer option (nil: the library's default); its range is the
+    # library's rule (first_address_family_count: 0..64, 0 the default).
+    def integer(value, what)
       return nil if value.nil?
-      raise TypeError, "first_address_family_count must be an Integer" unless value.is_a?(Integer)
+      raise TypeError, "#{what} must be an Integer" unless value.is_a?(Integer)
       value
     end
 

@@ -8,6 +8,7 @@ require_relative "errors"
 require_relative "events"
 require_relative "report"
 require_relative "nogvl"
+require_relative "plain_options"
 
 module Hev2
   # Runs one connection through the C ABI, in one of two ways.
@@ -331,23 +332,13 @@ module Hev2
       o = Scratch::OPTIONS
       s.copy(o, DEFAULT_OPTIONS)
       s.put_i32(o + L::OPTIONS[:drive], waiter ? N::DRIVE_WAITER : N::DRIVE_LIBRARY)
+      # the plain options (generated from include/hev2.h's notes)
+      PlainOptions.fill(s, o, req)
       put = ->(field, v) { s.put_i32(o + L::OPTIONS[field], v) }
-      put.(:resolution_delay_ms, delay_ms(req.resolution_delay))
-      put.(:connection_attempt_delay_ms, delay_ms(req.connection_attempt_delay))
-      put.(:first_address_family_count, c_int(req.first_address_family_count || 0))
-      put.(:resolv_timeout_ms, timeout_ms(req.resolv_timeout))
-      put.(:connect_timeout_ms, timeout_ms(req.connect_timeout))
-      put.(:open_timeout_ms, timeout_ms(req.open_timeout))
-      put.(:fast_fallback, req.fast_fallback ? 1 : 0)
       put.(:family, FAMILY.fetch(req.family))
       put.(:local_port, c_int(req.local_port))
       put.(:resolver, RESOLVER.fetch(req.resolver))
-      put.(:nodelay, req.nodelay ? 1 : 0)
-      put.(:keepalive_ms, timeout_ms(req.keepalive))
       put.(:record_events, req.trace || req.trace_files || req.report ? 1 : 0)
-      put.(:nat64, req.nat64 ? N::NAT64_AUTO : N::NAT64_OFF)
-      put.(:history, req.history ? 1 : 0)
-      put.(:history_lifetime_ms, timeout_ms(req.history_lifetime))
 
       host = req.host
       statics = nil
@@ -401,8 +392,10 @@ module Hev2
       raise
     end
 
-    # Seconds to the ABI's milliseconds. A timeout of 0 means "no time at
-    # all" in Ruby but "none" in the ABI: it becomes 1 ms. Fractions round
+    # Seconds to the ABI's milliseconds (the conversion of every plain
+    # option in seconds, delays included: nil is 0, the ABI's default or
+    # "none"). A timeout of 0 means "no time at all" in Ruby but "none" in
+    # the ABI: it becomes 1 ms. Fractions round
     # away from 0, so a negative value stays negative (the library refuses
     # it), and the result is saturated into a C int, so a value too large
     # stays too large instead of wrapping around.
@@ -418,11 +411,6 @@ module Hev2
     # An Integer saturated into a C int (see timeout_ms).
     def c_int(n)
       n.clamp(INT_MIN, INT_MAX)
-    end
-
-    # Delays: nil is the RFC default (0 in the ABI); 0 becomes 1 ms.
-    def delay_ms(seconds)
-      seconds.nil? ? 0 : timeout_ms(seconds)
     end
   end
 end
