@@ -87,6 +87,27 @@ type Dialer struct {
 	// establishment report. It costs an allocation now and then as the
 	// trace grows; off (the default), nothing is kept or computed.
 	Record bool
+
+	// HTTPSRR adds the HTTPS query of Happy Eyeballs v3 (RFC 9460 records)
+	// to a connect to a name: its services' endpoints are tried first, by
+	// priority, on their own ports (Result.HTTPS says which won), the
+	// origin's A/AAAA last. Off by default: a TCP connector asks nothing
+	// nobody asked for. Never for IP literals, Hosts entries or names in
+	// the hosts file. The query goes to the Resolver when it answers HTTPS
+	// queries (both of hev2's do; the system resolver asks resolv.conf's
+	// servers), otherwise to resolv.conf's servers.
+	HTTPSRR bool
+	// ALPN is the protocols the caller's TLS will offer, in its order (nil:
+	// h2, http/1.1): a service with none of them is skipped, so that an
+	// h3-only record is never used over TCP.
+	ALPN []string
+	// ECH: the caller's TLS uses ECH. No connection is handed over before
+	// the HTTPS answer is final (waiting at most ECHWait once the
+	// addresses are in; 0: DefaultECHWait), and when every service
+	// carries an ECH configuration the origin's own addresses are not
+	// tried (RFC 9848).
+	ECH     bool
+	ECHWait time.Duration
 }
 
 // DefaultResolver is used when Dialer.Resolver is nil.

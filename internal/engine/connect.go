@@ -81,6 +81,9 @@ func (o *Options) raceConfig(host string, port uint16) (race.MachineConfig, erro
 		cfg.Queries = []race.QueryKind{race.QueryFor(want)}
 	}
 	o.applyHistory(&cfg)
+	if o.HTTPSRR && cfg.Static == nil && !cfg.Literal.IsValid() && !resolve.InHostsFile(host) {
+		cfg.HTTPS = o.httpsConfig(host, port)
+	}
 	return cfg, nil
 }
 

@@ -74,6 +74,8 @@ const (
 	MaxDuration = 24 * time.Hour
 	// MaxFirstAddressFamilyCount bounds FirstAddressFamilyCount.
 	MaxFirstAddressFamilyCount = 64
+	// MaxALPN bounds the protocols of ALPN.
+	MaxALPN = 16
 )
 
 // Validate reports the first option that cannot be honoured, as an
@@ -93,6 +95,7 @@ func (o *Options) Validate() error {
 		{"open_timeout", o.OpenTimeout},
 		{"keepalive", o.KeepAlive},
 		{"history_lifetime", o.HistoryLifetime},
+		{"ech_wait", o.ECHWait},
 	}
 	for _, f := range durations {
 		if err := checkDuration(f.name, f.d); err != nil {
@@ -109,6 +112,15 @@ func (o *Options) Validate() error {
 	case FamilyUnspec, IPv4, IPv6:
 	default:
 		return invalidOption("family", "unknown family %d", int(o.Family))
+	}
+	if len(o.ALPN) > MaxALPN {
+		return invalidOption("alpn", "%d protocols, at most %d", len(o.ALPN), MaxALPN)
+	}
+	for _, p := range o.ALPN {
+		// RFC 7301: 1 to 255 bytes; a comma cannot cross the C ABI's list.
+		if p == "" || len(p) > 255 || strings.ContainsAny(p, ",\x00") {
+			return invalidOption("alpn", "%q is not a protocol name (1-255 bytes, no comma or NUL)", p)
+		}
 	}
 	if o.LocalAddr.IsValid() && o.Family != FamilyUnspec && FamilyOf(o.LocalAddr) != o.Family {
 		return invalidOption("local_host", "%v is not an address of family %v", o.LocalAddr, o.Family)

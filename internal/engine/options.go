@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"time"
 
+	"github.com/hev2/hev2/internal/race"
 	"github.com/hev2/hev2/internal/render"
 	"github.com/hev2/hev2/internal/resolve"
 )
@@ -35,6 +37,10 @@ type Options struct {
 	HistoryLifetime         time.Duration
 	Trace                   func(TraceEvent)
 	Record                  bool
+	HTTPSRR                 bool
+	ALPN                    []string
+	ECH                     bool
+	ECHWait                 time.Duration
 }
 
 // DefaultResolver answers for Options whose Resolver is nil. core points it
@@ -93,4 +99,30 @@ func (o *Options) wantedFamily() Family {
 func (o *Options) TraceMeta(host string, port uint16) render.Meta {
 	return render.Meta{Host: host, Port: port, ResolutionDelay: o.resolutionDelay(),
 		ConnectionAttemptDelay: o.attemptDelay(), FirstAddressFamilyCount: o.firstFamilyCount()}
+}
+
+// DefaultALPN is what a caller's TLS offers when ALPN is not set.
+var DefaultALPN = []string{"h2", "http/1.1"}
+
+// DefaultECHWait bounds the wait for the HTTPS answer, with ECH, once the
+// addresses are in (Options.ECHWait 0).
+const DefaultECHWait = 5 * time.Second
+
+// httpsConfig is a race's HTTPS part (race.HTTPSConfig): a fresh one per
+// race, which the machine keeps its state in.
+func (o *Options) httpsConfig(host string, port uint16) *race.HTTPSConfig {
+	c := &race.HTTPSConfig{
+		Name:    race.QueryName(host, port),
+		ALPN:    o.ALPN,
+		ECH:     o.ECH,
+		ECHWait: o.ECHWait,
+		Seed:    rand.Uint64(),
+	}
+	if c.ALPN == nil {
+		c.ALPN = DefaultALPN
+	}
+	if c.ECH && c.ECHWait == 0 {
+		c.ECHWait = DefaultECHWait
+	}
+	return c
 }

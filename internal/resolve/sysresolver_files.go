@@ -108,3 +108,15 @@ func (f *systemFiles) goesToDNS(name string) bool {
 	_, listed := f.hosts.names[strings.ToLower(name)]
 	return !listed
 }
+
+// InHostsFile reports whether the system resolver answers name from the
+// hosts file (nsswitch.conf asks "files" first and the file lists it): a
+// name that never reaches DNS, so a race to it asks no HTTPS query.
+func InHostsFile(name string) bool {
+	for _, f := range [...]race.Family{race.IPv6, race.IPv4} {
+		if _, ok := systemHostsFiles.lookup(name, f); ok {
+			return true
+		}
+	}
+	return false
+}
