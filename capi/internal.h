@@ -21,6 +21,7 @@
 #define HEV2_REPORT_SIZE_V1         sizeof(hev2_report_info)
 #define HEV2_REPORT_LOOKUP_SIZE_V1  sizeof(hev2_report_lookup_info)
 #define HEV2_REPORT_ATTEMPT_SIZE_V1 sizeof(hev2_report_attempt_info)
+#define HEV2_SERVICE_SIZE_V1        sizeof(hev2_service_info)
 /* hev2_stats_info grew (the lookups_* fields) after bindings were written
  * against its first layout: that shorter size stays accepted. */
 #define HEV2_STATS_SIZE_V1   offsetof(hev2_stats_info, lookups_in_flight)

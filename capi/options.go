@@ -86,6 +86,13 @@ func convertOptionsInto(o *C.hev2_options, co *connOptions) error {
 		return fail(statusOptions, "local_port %d is not a port number (0-65535)", int(p))
 	}
 	d.LocalPort = uint16(o.local_port)
+	if o.alpn != nil {
+		alpn, aerr := cparse.ALPN(cString(o.alpn, 16*256+16))
+		if aerr != nil {
+			return fail(statusOptions, "%s", aerr)
+		}
+		d.ALPN = alpn
+	}
 	if o.static_hosts != nil {
 		hosts, herr := parseStaticHosts(cString(o.static_hosts, 1<<20))
 		if herr != nil {

@@ -40,5 +40,8 @@ func convertPlain(o *C.hev2_options, d *engine.Options) error {
 	}
 	d.DisableHistory = !flag("history", o.history, &err)
 	d.HistoryLifetime = millis(o.history_lifetime_ms)
+	d.HTTPSRR = flag("https_rr", o.https_rr, &err)
+	d.ECH = flag("ech", o.ech, &err)
+	d.ECHWait = millis(o.ech_wait_ms)
 	return err
 }

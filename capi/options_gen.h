@@ -14,6 +14,8 @@ static inline void hev2c_plain_defaults(hev2_options *o)
 	o->nodelay = 0;
 	o->nat64 = HEV2_NAT64_AUTO;
 	o->history = 1;
+	o->https_rr = 0;
+	o->ech = 0;
 }
 
 #endif

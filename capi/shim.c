@@ -306,3 +306,25 @@ int hev2_write_trace(hev2_conn c, int format, int fd, const char *path)
 	CHECK_FORK(__func__);
 	return hev2c_return(__func__, hev2go_write_trace(c, format, fd, (char *)path, path ? strlen(path) : 0));
 }
+
+int hev2_service(hev2_conn c, hev2_service_info *s)
+{
+	int rc = out_begin(__func__, "s", s ? &s->size : NULL, HEV2_SERVICE_SIZE_V1);
+	if (rc)
+		return rc;
+	if (s->ech_size > 0 && !s->ech)
+		return hev2c_fail(__func__, HEV2_EINVAL, 0, "s->ech is NULL and s->ech_size is not 0");
+	CHECK_FORK(__func__);
+	/* The caller's ECH buffer is an input: it goes in with the struct the
+	 * library fills, and the library copies into it directly. */
+	hev2_service_info mine;
+	memset(&mine, 0, sizeof mine);
+	mine.size = sizeof mine;
+	mine.ech = s->ech;
+	mine.ech_size = s->ech_size;
+	rc = hev2c_return(__func__, hev2go_service(c, &mine));
+	if (rc)
+		return rc;
+	out_end(s, &mine, sizeof mine);
+	return HEV2_OK;
+}

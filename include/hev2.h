@@ -288,9 +288,12 @@ extern "C" {
  *        history_lifetime_ms, hev2_set_history, hev2_clear_history)
  *   1.4  hev2_stats_info.handover_at and lookups_handed_over: the system
  *        resolver hands DNS names to the built-in client under a burst of
- *        abandoned lookups (see "Capacity") */
+ *        abandoned lookups (see "Capacity")
+ *   1.5  Happy Eyeballs v3's HTTPS records: hev2_options.https_rr, alpn,
+ *        ech and ech_wait_ms; hev2_service (the winner's service: its port,
+ *        ALPN set and ECH configuration) */
 #define HEV2_VERSION_MAJOR 1
-#define HEV2_VERSION_MINOR 4
+#define HEV2_VERSION_MINOR 5
 #define HEV2_VERSION_PATCH 0
 #define HEV2_VERSION_NUM                                                      \
 	(HEV2_VERSION_MAJOR * 10000 + HEV2_VERSION_MINOR * 100 + HEV2_VERSION_PATCH)
@@ -562,6 +565,37 @@ typedef struct hev2_options {
 	                core !DisableHistory */
 	int history_lifetime_ms; /* @option history_lifetime: seconds,
 	                            0 = default; core HistoryLifetime */
+	/* HTTPS records (since 1.5; Happy Eyeballs v3, RFC 9460). https_rr: 1
+	 * adds the HTTPS query to a connect to a name (never to an IP literal,
+	 * a static_hosts entry or a hosts-file name), asked of the handle's
+	 * resolver (the system resolver asks resolv.conf's servers, as
+	 * getaddrinfo has no HTTPS query): HOST for port 443,
+	 * "_PORT._https.HOST" otherwise. Its services are tried first, by
+	 * priority (equal ones shuffled), on their own port, each at its
+	 * target's A/AAAA (its ipv4hint/ipv6hint until they answer); the
+	 * origin's own addresses last. AliasMode is followed (8 at most); a
+	 * record whose mandatory keys include one hev2 does not know, or whose
+	 * ALPN set shares no protocol with alpn, is ignored. The HTTPS answer
+	 * is waited for at most the resolution delay once an address answer is
+	 * in; a later one joins the race. hev2_service says which service won.
+	 * The TLS name stays the host given to hev2_connect (a service's
+	 * target is no TLS name). Default 0: no query nobody asked for. */
+	int https_rr; /* @option https_rr: bool, default false; core HTTPSRR */
+	/* The protocols the caller's TLS offers, comma-separated, in its order
+	 * ("h2,http/1.1" when NULL; at most 16, 1 to 255 bytes each): a service
+	 * that offers none of them is skipped, so that an h3-only record is
+	 * never used over TCP. Read during hev2_connect only. */
+	const char *alpn; /* @option special: a list in each language (a
+	                     sequence of str, an Array of String) */
+	/* ech: 1 when the caller's TLS uses ECH: no connection is handed over
+	 * before the HTTPS answer is final (waiting at most ech_wait_ms once
+	 * the addresses are in; 0: 5000 ms; HEV2_MAX_TIMEOUT_MS: until the
+	 * answer, bounded by resolv_timeout), and when every service carries
+	 * an ECH configuration the origin's own addresses are not tried (RFC
+	 * 9848: no fallback without ECH). */
+	int ech; /* @option ech: bool, default false; core ECH */
+	int ech_wait_ms; /* @option ech_wait: seconds, 0 = default;
+	                    core ECHWait */
 } hev2_options;
 
 /* One family's lookup. */
@@ -1057,6 +1091,49 @@ int hev2_write_trace(hev2_conn c, int format, int fd, const char *path);
  * on every network. Both thread-safe. */
 int hev2_set_history(int on);
 int hev2_clear_history(void);
+
+/* ---- HTTPS records (since 1.5) -------------------------------------------
+ * What the HTTPS query (hev2_options.https_rr) gave a handle. */
+#define HEV2_HTTPS_NONE        0 /* no HTTPS query was made */
+#define HEV2_HTTPS_ANSWERED    1 /* services came (possibly none usable) */
+#define HEV2_HTTPS_NODATA      2 /* the name has no HTTPS records */
+#define HEV2_HTTPS_NXDOMAIN    3 /* the name does not exist */
+#define HEV2_HTTPS_FAILED      4 /* SERVFAIL, refused, a network error */
+#define HEV2_HTTPS_TIMEOUT     5 /* no answer in time */
+#define HEV2_HTTPS_MALFORMED   6 /* records came and none could be decoded */
+#define HEV2_HTTPS_ALIAS_LIMIT 7 /* the AliasMode chain was too long */
+#define HEV2_HTTPS_PENDING     8 /* the race ended before the answer */
+
+#define HEV2_ALPNLEN 512 /* hev2_service_info.alpn */
+
+/* The winner's service (hev2_service). Set .size = sizeof, and ech and
+ * ech_size to a buffer for the ECH configuration (or NULL and 0). */
+typedef struct hev2_service_info {
+	size_t size;
+	int state;       /* HEV2_HTTPS_* */
+	int n_services;  /* usable services */
+	/* 1: the winner is a service's endpoint (the fields below); 0: it came
+	 * from the origin's own A/AAAA (or the race failed). */
+	int has_service;
+	int priority;
+	int port; /* the service's port; 0: the origin's */
+	char target[HEV2_MAX_HOSTLEN + 2]; /* fully qualified, final dot */
+	/* Its ALPN set, comma-separated: information, since the caller's TLS
+	 * still offers its own full list in its ClientHello. */
+	char alpn[HEV2_ALPNLEN];
+	/* Its ECHConfigList, ready for SSL_set1_ech_config_list: ech_len bytes
+	 * (0: none), copied into ech when ech_len <= ech_size (else nothing is
+	 * copied: call again with a bigger buffer). The TLS server name stays
+	 * the host given to hev2_connect. */
+	unsigned char *ech;
+	size_t ech_size;
+	size_t ech_len;
+} hev2_service_info;
+
+/* Fills s for c (done). Returns HEV2_OK, HEV2_EINVAL (s NULL or its size
+ * too small), HEV2_EHANDLE (0, unknown or released), HEV2_EAGAIN (still
+ * running). */
+int hev2_service(hev2_conn c, hev2_service_info *s);
 
 #ifdef __cplusplus
 }

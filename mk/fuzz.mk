@@ -20,6 +20,7 @@ FUZZ_TARGETS := \
 	./capi/internal/cparse:FuzzStaticHosts \
 	./capi/internal/cparse:FuzzNameservers \
 	./capi/internal/cparse:FuzzLocalHost \
+	./capi/internal/cparse:FuzzALPN \
 	./internal/engine:FuzzParsePort \
 	./internal/resolve:FuzzParseHosts \
 	./internal/resolve:FuzzParseResolvConf \

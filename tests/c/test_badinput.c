@@ -121,6 +121,14 @@ ROW(job_unregistered, HEV2_EOPTIONS, (o.job = HEV2_MAX_JOBS, try("127.0.0.1", po
 ROW(history_2, HEV2_EOPTIONS, (o.history = 2, try("127.0.0.1", port, o)))
 ROW(history_lifetime_negative, HEV2_EOPTIONS, (o.history_lifetime_ms = -1, try("127.0.0.1", port, o)))
 ROW(history_lifetime_huge, HEV2_EOPTIONS, (o.history_lifetime_ms = INT_MAX, try("127.0.0.1", port, o)))
+ROW(https_rr_2, HEV2_EOPTIONS, (o.https_rr = 2, try("127.0.0.1", port, o)))
+ROW(ech_negative, HEV2_EOPTIONS, (o.ech = -1, try("127.0.0.1", port, o)))
+ROW(ech_wait_negative, HEV2_EOPTIONS, (o.ech_wait_ms = -5, try("127.0.0.1", port, o)))
+ROW(ech_wait_huge, HEV2_EOPTIONS, (o.ech_wait_ms = INT_MAX, try("127.0.0.1", port, o)))
+ROW(alpn_empty, HEV2_EOPTIONS, (o.alpn = "", try("127.0.0.1", port, o)))
+ROW(alpn_empty_entry, HEV2_EOPTIONS, (o.alpn = "h2,,http/1.1", try("127.0.0.1", port, o)))
+ROW(alpn_too_many, HEV2_EOPTIONS, (o.alpn = "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", try("127.0.0.1", port, o)))
+ROW(alpn_control, HEV2_EOPTIONS, (o.alpn = "h2\n", try("127.0.0.1", port, o)))
 
 static int wait_handle_zero(void) { return hev2_wait(0, 0); }
 static int wait_never_issued(void) { return hev2_wait(0xdeadbeefcafeULL, 0); }
@@ -389,6 +397,14 @@ static const struct row {
 	R(history_2, HEV2_EOPTIONS, "hev2_connect: history must be 0 or 1, not 2"),
 	R(history_lifetime_negative, HEV2_EOPTIONS, "hev2_connect: invalid history_lifetime: -1ms out of range"),
 	R(history_lifetime_huge, HEV2_EOPTIONS, "hev2_connect: invalid history_lifetime: 596h31m23.647s out of range"),
+	R(https_rr_2, HEV2_EOPTIONS, "hev2_connect: https_rr must be 0 or 1, not 2"),
+	R(ech_negative, HEV2_EOPTIONS, "hev2_connect: ech must be 0 or 1, not -1"),
+	R(ech_wait_negative, HEV2_EOPTIONS, "hev2_connect: invalid ech_wait: -5ms out of range"),
+	R(ech_wait_huge, HEV2_EOPTIONS, "hev2_connect: invalid ech_wait: 596h31m23.647s out of range"),
+	R(alpn_empty, HEV2_EOPTIONS, "hev2_connect: alpn is empty"),
+	R(alpn_empty_entry, HEV2_EOPTIONS, "hev2_connect: alpn has an empty protocol name"),
+	R(alpn_too_many, HEV2_EOPTIONS, "hev2_connect: invalid alpn: 17 protocols, at most 16"),
+	R(alpn_control, HEV2_EOPTIONS, "hev2_connect: alpn holds a control character"),
 	R(set_history_2, HEV2_EINVAL, "hev2_set_history: on must be 0 or 1, not 2"),
 	R(set_history_negative, HEV2_EINVAL, "hev2_set_history: on must be 0 or 1, not -1"),
 	R(job_register_null_fn, HEV2_EINVAL, "hev2_job_register: fn is NULL"),
@@ -519,6 +535,48 @@ static void test_report_handles(void)
 	CHECK(strstr(hev2_last_error(), "unknown (never issued, or released)") != NULL);
 }
 
+/* hev2_service: its struct checked, a running handle refused, a handle
+ * without an HTTPS query says so, a stale one is refused. */
+static void test_service(void)
+{
+	hev2_service_info s = {.size = sizeof s};
+	CHECK_RC(hev2_service(1, NULL), HEV2_EINVAL);
+	hev2_service_info small = {.size = 4};
+	CHECK_RC(hev2_service(1, &small), HEV2_EINVAL);
+	unsigned char buf[8];
+	hev2_service_info no_buf = {.size = sizeof no_buf, .ech = NULL, .ech_size = 8};
+	CHECK_RC(hev2_service(1, &no_buf), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "s->ech is NULL") != NULL);
+
+	struct blackhole bh;
+	CHECK(blackhole_start(&bh, AF_INET) == 0);
+	char bport[16];
+	snprintf(bport, sizeof bport, "%d", bh.port);
+	hev2_conn c;
+	CHECK_RC(hev2_connect("127.0.0.1", bport, NULL, &c), HEV2_OK);
+	CHECK_RC(hev2_service(c, &s), HEV2_EAGAIN);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	blackhole_stop(&bh);
+
+	/* https_rr on, but a literal: no query. */
+	hev2_options o;
+	hev2_options_init(&o);
+	o.https_rr = 1;
+	o.alpn = "h2";
+	CHECK_RC(hev2_connect("127.0.0.1", port, &o, &c), HEV2_OK);
+	CHECK_RC(hev2_wait(c, 5000), HEV2_OK);
+	hev2_service_info t = {.size = sizeof t, .ech = buf, .ech_size = sizeof buf};
+	CHECK_RC(hev2_service(c, &t), HEV2_OK);
+	CHECK_INT(t.state, HEV2_HTTPS_NONE);
+	CHECK_INT(t.has_service, 0);
+	CHECK(t.ech == buf && t.ech_size == sizeof buf && t.ech_len == 0);
+	hev2_result_info r = {.size = sizeof r};
+	CHECK_RC(hev2_result(c, &r), HEV2_OK);
+	close(r.fd);
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	CHECK_RC(hev2_service(c, &t), HEV2_EHANDLE);
+}
+
 /* Every handle function on a released (stale) handle: HEV2_EHANDLE. */
 static void test_stale_handle(void)
 {
@@ -537,6 +595,8 @@ static void test_stale_handle(void)
 	CHECK_RC(hev2_get_attempt(c, 0, &a), HEV2_EHANDLE);
 	CHECK_RC(hev2_get_event(c, 0, &e), HEV2_EHANDLE);
 	CHECK_RC(hev2_write_trace(c, HEV2_TRACE_SVG, -1, "/dev/null"), HEV2_EHANDLE);
+	hev2_service_info s = {.size = sizeof s};
+	CHECK_RC(hev2_service(c, &s), HEV2_EHANDLE);
 	CHECK_RC(hev2_release(c), HEV2_EHANDLE);
 	CHECK(strcmp(hev2_errmsg(c), hev2_strerror(HEV2_EHANDLE)) == 0);
 	CHECK(strstr(hev2_last_error(), "hev2_release: handle ") == hev2_last_error());
@@ -588,5 +648,6 @@ int main(void)
 	test_stale_handle();
 	test_options_size_1_2();
 	test_report_handles();
+	test_service();
 	return check_done("test_badinput");
 }

@@ -126,3 +126,23 @@ func FuzzLocalHost(f *testing.F) {
 		}
 	})
 }
+
+func FuzzALPN(f *testing.F) {
+	for _, s := range []string{"h2,http/1.1", "h2", "", ",", "h2,,h3", "a\x00b", "http/1.1,h2,h3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := ALPN(s)
+		if err != nil {
+			return
+		}
+		if strings.Join(got, ",") != s {
+			t.Fatalf("ALPN(%q) = %q: the list does not join back", s, got)
+		}
+		for _, p := range got {
+			if p == "" || hasControl(p) {
+				t.Fatalf("ALPN(%q) accepted protocol %q", s, p)
+			}
+		}
+	})
+}

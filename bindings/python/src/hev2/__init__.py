@@ -66,7 +66,7 @@ __all__ = [
 ]
 
 # include/hev2.h's HEV2_VERSION_MAJOR.MINOR.PATCH (make lint-versions).
-__version__ = "1.4.0"
+__version__ = "1.5.0"
 
 
 def __getattr__(name: str) -> Any:

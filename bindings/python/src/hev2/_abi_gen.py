@@ -21,9 +21,9 @@ from ctypes import (
 )
 
 VERSION_MAJOR = 1
-VERSION_MINOR = 4
+VERSION_MINOR = 5
 VERSION_PATCH = 0
-VERSION_NUM = 10400
+VERSION_NUM = 10500
 OK = 0
 EINVAL = -1
 EHOST = -2
@@ -101,6 +101,16 @@ REPORT_ATTEMPT_CANCELED = 5
 TRACE_SVG = 1
 TRACE_QLOG = 2
 TRACE_CHROME = 3
+HTTPS_NONE = 0
+HTTPS_ANSWERED = 1
+HTTPS_NODATA = 2
+HTTPS_NXDOMAIN = 3
+HTTPS_FAILED = 4
+HTTPS_TIMEOUT = 5
+HTTPS_MALFORMED = 6
+HTTPS_ALIAS_LIMIT = 7
+HTTPS_PENDING = 8
+ALPNLEN = 512
 
 # status code -> its C name (HEV2_OK, HEV2_E*)
 STATUS_NAMES: dict[int, str] = {
@@ -228,6 +238,10 @@ class Options(Structure):
         ("nat64", c_int),
         ("history", c_int),
         ("history_lifetime_ms", c_int),
+        ("https_rr", c_int),
+        ("alpn", c_char_p),
+        ("ech", c_int),
+        ("ech_wait_ms", c_int),
     ]
 
 
@@ -406,6 +420,24 @@ class ReportAttemptInfo(Structure):
     ]
 
 
+class ServiceInfo(Structure):
+    """hev2_service_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("state", c_int),
+        ("n_services", c_int),
+        ("has_service", c_int),
+        ("priority", c_int),
+        ("port", c_int),
+        ("target", c_char * 255),
+        ("alpn", c_char * ALPNLEN),
+        ("ech", c_void_p),
+        ("ech_size", c_size_t),
+        ("ech_len", c_size_t),
+    ]
+
+
 # The C name of each struct and its class.
 STRUCTS: dict[str, type[Structure]] = {
     "hev2_options": Options,
@@ -418,12 +450,13 @@ STRUCTS: dict[str, type[Structure]] = {
     "hev2_report_info": ReportInfo,
     "hev2_report_lookup_info": ReportLookupInfo,
     "hev2_report_attempt_info": ReportAttemptInfo,
+    "hev2_service_info": ServiceInfo,
 }
 
 # sizeof and offsetof of every member, as the C compiler measured them.
 LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
     "hev2_options": (
-        128,
+        152,
         {
             "size": 0,
             "resolution_delay_ms": 8,
@@ -450,6 +483,10 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "nat64": 116,
             "history": 120,
             "history_lifetime_ms": 124,
+            "https_rr": 128,
+            "alpn": 136,
+            "ech": 144,
+            "ech_wait_ms": 148,
         },
     ),
     "hev2_lookup_info": (
@@ -607,6 +644,22 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "start_ms": 96,
             "end_ms": 104,
             "synthesized_from": 112,
+        },
+    ),
+    "hev2_service_info": (
+        824,
+        {
+            "size": 0,
+            "state": 8,
+            "n_services": 12,
+            "has_service": 16,
+            "priority": 20,
+            "port": 24,
+            "target": 28,
+            "alpn": 283,
+            "ech": 800,
+            "ech_size": 808,
+            "ech_len": 816,
         },
     ),
 }

@@ -28,6 +28,9 @@ KEYWORDS = (
     "nat64",
     "history",
     "history_lifetime",
+    "https_rr",
+    "ech",
+    "ech_wait",
 )
 
 # create_connection's named parameters that are plain options (its own checks).
@@ -56,6 +59,9 @@ class PlainOptions:
         "nat64",
         "history",
         "history_lifetime",
+        "https_rr",
+        "ech",
+        "ech_wait",
     )
 
     def __init__(
@@ -72,6 +78,9 @@ class PlainOptions:
         nat64: bool = True,
         history: bool = True,
         history_lifetime: float | None = None,
+        https_rr: bool = False,
+        ech: bool = False,
+        ech_wait: float | None = None,
     ) -> None:
         self.resolution_delay = resolution_delay
         self.connection_attempt_delay = connection_attempt_delay
@@ -85,6 +94,9 @@ class PlainOptions:
         self.nat64 = nat64
         self.history = history
         self.history_lifetime = history_lifetime
+        self.https_rr = https_rr
+        self.ech = ech
+        self.ech_wait = ech_wait
 
     def plain_defaults(self) -> bool:
         """Whether every plain option is the library's default."""
@@ -101,6 +113,9 @@ class PlainOptions:
             and self.nat64 is True
             and self.history is True
             and self.history_lifetime is None
+            and self.https_rr is False
+            and self.ech is False
+            and self.ech_wait is None
         )
 
     def fill_plain(self, o: Options) -> None:
@@ -142,6 +157,15 @@ class PlainOptions:
         # history_lifetime_ms: seconds, 0 = default (an explicit 0 s is 1 ms)
         if self.history_lifetime is not None:
             o.history_lifetime_ms = milliseconds(self.history_lifetime, zero_to_1ms=True)
+        # https_rr: bool, default false
+        if self.https_rr is not False:
+            o.https_rr = 1 if self.https_rr else 0
+        # ech: bool, default false
+        if self.ech is not False:
+            o.ech = 1 if self.ech else 0
+        # ech_wait_ms: seconds, 0 = default (an explicit 0 s is 1 ms)
+        if self.ech_wait is not None:
+            o.ech_wait_ms = milliseconds(self.ech_wait, zero_to_1ms=True)
 
 
 def keywords(more: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,4 +182,7 @@ def keywords(more: Mapping[str, Any]) -> dict[str, Any]:
         "nat64": flag("nat64", more.get("nat64", True)),
         "history": flag("history", more.get("history", True)),
         "history_lifetime": seconds("history_lifetime", more.get("history_lifetime")),
+        "https_rr": flag("https_rr", more.get("https_rr", False)),
+        "ech": flag("ech", more.get("ech", False)),
+        "ech_wait": seconds("ech_wait", more.get("ech_wait")),
     }

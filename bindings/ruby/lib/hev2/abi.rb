@@ -8,9 +8,9 @@ module Hev2
   # sizeof/offsetof). Native, Layout and Events read it.
   module ABI
     VERSION_MAJOR = 1
-    VERSION_MINOR = 4
+    VERSION_MINOR = 5
     VERSION_PATCH = 0
-    VERSION_NUM = 10400
+    VERSION_NUM = 10500
     OK = 0
     EINVAL = -1
     EHOST = -2
@@ -88,6 +88,16 @@ module Hev2
     TRACE_SVG = 1
     TRACE_QLOG = 2
     TRACE_CHROME = 3
+    HTTPS_NONE = 0
+    HTTPS_ANSWERED = 1
+    HTTPS_NODATA = 2
+    HTTPS_NXDOMAIN = 3
+    HTTPS_FAILED = 4
+    HTTPS_TIMEOUT = 5
+    HTTPS_MALFORMED = 6
+    HTTPS_ALIAS_LIMIT = 7
+    HTTPS_PENDING = 8
+    ALPNLEN = 512
 
     # status code -> its C name (HEV2_OK, HEV2_E*)
     STATUS_NAMES = {
@@ -184,7 +194,7 @@ module Hev2
 
     # sizeof of each struct.
     SIZES = {
-      hev2_options: 128,
+      hev2_options: 152,
       hev2_lookup_info: 32,
       hev2_result_info: 664,
       hev2_attempt_info: 184,
@@ -194,6 +204,7 @@ module Hev2
       hev2_report_info: 120,
       hev2_report_lookup_info: 48,
       hev2_report_attempt_info: 176,
+      hev2_service_info: 824,
     }.freeze
 
     # offsetof of every member of each struct.
@@ -224,6 +235,10 @@ module Hev2
         nat64: 116,
         history: 120,
         history_lifetime_ms: 124,
+        https_rr: 128,
+        alpn: 136,
+        ech: 144,
+        ech_wait_ms: 148,
       }.freeze,
       hev2_lookup_info: {
         family: 0,
@@ -354,6 +369,19 @@ module Hev2
         start_ms: 96,
         end_ms: 104,
         synthesized_from: 112,
+      }.freeze,
+      hev2_service_info: {
+        size: 0,
+        state: 8,
+        n_services: 12,
+        has_service: 16,
+        priority: 20,
+        port: 24,
+        target: 28,
+        alpn: 283,
+        ech: 800,
+        ech_size: 808,
+        ech_len: 816,
       }.freeze,
     }.freeze
   end

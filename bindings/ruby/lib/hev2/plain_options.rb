@@ -22,6 +22,9 @@ module Hev2
       nat64
       history
       history_lifetime
+      https_rr
+      ech
+      ech_wait
     ].freeze
 
     # Every plain option: KEYWORDS and Hev2.tcp's named parameters.
@@ -38,6 +41,9 @@ module Hev2
       nat64
       history
       history_lifetime
+      https_rr
+      ech
+      ech_wait
     ].freeze
 
     OFFSETS = ABI::OFFSETS.fetch(:hev2_options)
@@ -59,6 +65,9 @@ module Hev2
         nat64: more.key?(:nat64) ? Arguments.boolean(more[:nat64], "nat64") : true,
         history: more.key?(:history) ? Arguments.boolean(more[:history], "history") : true,
         history_lifetime: Arguments.duration(more[:history_lifetime], "history_lifetime"),
+        https_rr: more.key?(:https_rr) ? Arguments.boolean(more[:https_rr], "https_rr") : false,
+        ech: more.key?(:ech) ? Arguments.boolean(more[:ech], "ech") : false,
+        ech_wait: Arguments.duration(more[:ech_wait], "ech_wait"),
       }
     end
 
@@ -89,6 +98,12 @@ module Hev2
       s.put_i32(o + OFFSETS[:history], req.history ? 1 : 0)
       # history_lifetime_ms: seconds, 0 = default
       s.put_i32(o + OFFSETS[:history_lifetime_ms], Connector.timeout_ms(req.history_lifetime))
+      # https_rr: bool, default false
+      s.put_i32(o + OFFSETS[:https_rr], req.https_rr ? 1 : 0)
+      # ech: bool, default false
+      s.put_i32(o + OFFSETS[:ech], req.ech ? 1 : 0)
+      # ech_wait_ms: seconds, 0 = default
+      s.put_i32(o + OFFSETS[:ech_wait_ms], Connector.timeout_ms(req.ech_wait))
     end
   end
 end
