@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/race"
 )
 
 // doneConn returns the handle if it is done, or the status to answer.
@@ -184,8 +185,25 @@ func hev2go_get_event(id C.hev2_conn, i C.int, e *C.hev2_event_info) (rc C.int) 
 	e.attempt = -1
 	var detail string
 	switch ev.Kind {
-	case core.TraceHistory:
+	case core.TraceHistory, core.TraceServiceState, core.TraceServiceSkipped:
 		detail = ev.Detail
+	case core.TraceServiceLookupStarted, core.TraceServiceLookupCanceled, core.TraceServiceLookupFailed:
+		detail = ev.Query.String() + " " + ev.Detail
+	case core.TraceServiceLookupAnswered:
+		detail = ev.Query.String() + " " + ev.Detail
+		if ev.Query == race.QueryHTTPS {
+			detail += " " + strconv.Itoa(ev.Attempt) + " records"
+		}
+		for _, a := range ev.Addrs {
+			detail += " " + a.String()
+		}
+	case core.TraceServiceAdded:
+		e.attempt = C.int(ev.Attempt)
+		detail = ev.Detail
+	case core.TraceEndpointRemoved:
+		putString(e.address[:], ev.Addr.Addr().String())
+		e.port = C.int(ev.Addr.Port())
+		e.family = familyOf(ev.Addr.Addr())
 	case core.TraceAttemptStarted, core.TraceAttemptFailed, core.TraceAttemptWon, core.TraceAttemptClosed:
 		e.attempt = C.int(ev.Attempt)
 		putString(e.address[:], ev.Addr.Addr().String())

@@ -45,6 +45,14 @@ const char *hev2_event_name(int kind)
 	case HEV2_EV_NAT64_PREFIX: return "nat64-prefix";
 	case HEV2_EV_SYNTHESIZED: return "synthesized";
 	case HEV2_EV_HISTORY: return "history";
+	case HEV2_EV_SERVICE_LOOKUP_STARTED: return "service-lookup-started";
+	case HEV2_EV_SERVICE_LOOKUP_ANSWERED: return "service-lookup-answered";
+	case HEV2_EV_SERVICE_LOOKUP_FAILED: return "service-lookup-failed";
+	case HEV2_EV_SERVICE_LOOKUP_CANCELED: return "service-lookup-canceled";
+	case HEV2_EV_SERVICE_STATE: return "service-state";
+	case HEV2_EV_SERVICE_ADDED: return "service-added";
+	case HEV2_EV_SERVICE_SKIPPED: return "service-skipped";
+	case HEV2_EV_ENDPOINT_REMOVED: return "endpoint-removed";
 	}
 	return "unknown";
 }

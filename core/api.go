@@ -82,6 +82,16 @@ const (
 	TraceDone            = race.TraceDone
 	TraceAttemptDelay    = race.TraceAttemptDelay
 	TraceHistory         = race.TraceHistory
+
+	// The HTTPS query (Dialer.HTTPSRR).
+	TraceServiceLookupStarted  = race.TraceServiceLookupStarted
+	TraceServiceLookupAnswered = race.TraceServiceLookupAnswered
+	TraceServiceLookupFailed   = race.TraceServiceLookupFailed
+	TraceServiceLookupCanceled = race.TraceServiceLookupCanceled
+	TraceServiceState          = race.TraceServiceState
+	TraceServiceAdded          = race.TraceServiceAdded
+	TraceServiceSkipped        = race.TraceServiceSkipped
+	TraceEndpointRemoved       = race.TraceEndpointRemoved
 )
 
 // getaddrinfo codes, as glibc numbers them (ResolveError.Code).

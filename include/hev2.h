@@ -401,6 +401,24 @@ extern "C" {
                                         decided something (see "History"):
                                         .family is tried first (0: RFC 6724's
                                         order), .detail the reason (since 1.3) */
+/* The HTTPS query (hev2_options.https_rr; since 1.5). A lookup of its
+ * part: .detail is "HTTPS NAME" (the query name, or an alias target) or
+ * "A NAME"/"AAAA NAME" (a service's target), followed on an answer by the
+ * addresses or the number of ServiceMode records. */
+#define HEV2_EV_SERVICE_LOOKUP_STARTED  18
+#define HEV2_EV_SERVICE_LOOKUP_ANSWERED 19
+#define HEV2_EV_SERVICE_LOOKUP_FAILED   20 /* .eai, .error */
+#define HEV2_EV_SERVICE_LOOKUP_CANCELED 21
+#define HEV2_EV_SERVICE_STATE   22 /* the query is final: .detail its state
+                                      ("answered", "nodata", "nxdomain",
+                                      "failed", "timeout", "malformed",
+                                      "alias-limit") */
+#define HEV2_EV_SERVICE_ADDED   23 /* a usable service, .attempt its number
+                                      (1 first), .detail its priority,
+                                      target, port, ALPN set, "ech" */
+#define HEV2_EV_SERVICE_SKIPPED 24 /* a record set aside, .detail why */
+#define HEV2_EV_ENDPOINT_REMOVED 25 /* .address/.port: an untried hint
+                                       replaced by its target's answer */
 
 /* hev2_options.nat64 (since 1.3). */
 #define HEV2_NAT64_AUTO 0 /* default: on a host with IPv6 and no IPv4 route,

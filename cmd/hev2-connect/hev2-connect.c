@@ -61,6 +61,12 @@ static const char usage_text[] =
 	"                                default on a host with IPv6 and no IPv4 route)\n"
 	"      --no-history              neither read nor feed this network's history of\n"
 	"                                which family works (hev2_options.history = 0)\n"
+	"      --https-rr                ask the HTTPS record (RFC 9460) too: its services'\n"
+	"                                ports, ALPN, address hints and ECH (Happy Eyeballs v3)\n"
+	"      --alpn LIST               the protocols your TLS offers (default h2,http/1.1):\n"
+	"                                a service with none of them is skipped\n"
+	"      --ech                     wait for the HTTPS answer, and never fall back to\n"
+	"                                the origin's addresses when every service has ECH\n"
 	"      --repeat N                connect N times, one after the other (1..1000);\n"
 	"                                --json adds \"runs\", every connect's outcome\n"
 	"      --drive library|waiter    who plays the race: a library thread\n"
@@ -240,6 +246,53 @@ static void print_run(FILE *f, hev2_conn c, const hev2_result_info *r, int port)
 	fputc('}', f);
 }
 
+/* The HTTPS query's states as the contract spells them (HEV2_HTTPS_*). */
+static const char *https_state_name(int state)
+{
+	switch (state) {
+	case HEV2_HTTPS_ANSWERED: return "answered";
+	case HEV2_HTTPS_NODATA: return "nodata";
+	case HEV2_HTTPS_NXDOMAIN: return "nxdomain";
+	case HEV2_HTTPS_FAILED: return "failed";
+	case HEV2_HTTPS_TIMEOUT: return "timeout";
+	case HEV2_HTTPS_MALFORMED: return "malformed";
+	case HEV2_HTTPS_ALIAS_LIMIT: return "alias-limit";
+	}
+	return "timeout"; /* HEV2_HTTPS_PENDING: the race ended before the answer */
+}
+
+/* print_svcb_json writes "svcb": null when no HTTPS query was made, else
+ * its state and the service the winner came from (null: the origin's own
+ * addresses; port 0: the origin's port). */
+static void print_svcb_json(FILE *f, hev2_conn c)
+{
+	hev2_service_info s = {.size = sizeof s};
+	if (hev2_service(c, &s) != HEV2_OK || s.state == HEV2_HTTPS_NONE) {
+		fprintf(f, ",\"svcb\":null");
+		return;
+	}
+	fprintf(f, ",\"svcb\":{\"state\":\"%s\",\"service\":", https_state_name(s.state));
+	if (!s.has_service) {
+		fprintf(f, "null}");
+		return;
+	}
+	fprintf(f, "{\"priority\":%d,\"target\":", s.priority);
+	json_string(f, s.target);
+	fprintf(f, ",\"port\":%d,\"alpn\":[", s.port);
+	const char *p = s.alpn;
+	for (int first = 1; *p; first = 0) {
+		size_t n = strcspn(p, ",");
+		char one[256];
+		snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
+		fprintf(f, "%s", first ? "" : ",");
+		json_string(f, one);
+		p += n;
+		if (*p == ',')
+			p++;
+	}
+	fprintf(f, "],\"ech\":%s}}", s.ech_len > 0 ? "true" : "false");
+}
+
 /* print_json writes the contract's line for connect c; runs, if not NULL,
  * is the "runs" list of --repeat, already written. */
 static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port, const char *runs)
@@ -296,6 +349,7 @@ static void print_json(FILE *f, hev2_conn c, const hev2_result_info *r, int port
 		fprintf(f, ",\"history\":");
 		json_string(f, r->history_reason);
 	}
+	print_svcb_json(f, c);
 	if (runs)
 		fprintf(f, ",\"runs\":[%s]", runs);
 	fprintf(f, "}\n");
@@ -388,7 +442,7 @@ int main(int argc, char **argv)
 		O_CONNECT_TIMEOUT, O_OPEN_TIMEOUT, O_RESOLUTION_DELAY, O_ATTEMPT_DELAY,
 		O_FIRST_COUNT, O_FAMILY, O_LOCAL, O_LOCAL_PORT, O_NO_FAST_FALLBACK,
 		O_NODELAY, O_KEEPALIVE, O_BLOCKING, O_DRIVE, O_STDIO, O_NO_NAT64, O_SVG, O_QLOG, O_CHROME,
-		O_NO_HISTORY, O_REPEAT,
+		O_NO_HISTORY, O_REPEAT, O_HTTPS_RR, O_ALPN, O_ECH,
 	};
 	static const struct option longopts[] = {
 		{"verbose", no_argument, NULL, 'v'},
@@ -418,6 +472,9 @@ int main(int argc, char **argv)
 		{"chrome-trace", required_argument, NULL, O_CHROME},
 		{"no-history", no_argument, NULL, O_NO_HISTORY},
 		{"repeat", required_argument, NULL, O_REPEAT},
+		{"https-rr", no_argument, NULL, O_HTTPS_RR},
+		{"alpn", required_argument, NULL, O_ALPN},
+		{"ech", no_argument, NULL, O_ECH},
 		{NULL, 0, NULL, 0},
 	};
 	hev2_options o;
@@ -434,6 +491,9 @@ int main(int argc, char **argv)
 		case 'v': verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_CONNECTED;
 		case O_JSON: json = 1; break;
+		case O_HTTPS_RR: o.https_rr = 1; break;
+		case O_ALPN: o.alpn = optarg; break;
+		case O_ECH: o.ech = 1; break;
 		case O_RESOLVE:
 			if (!strchr(optarg, ':'))
 				usage_error("--resolve wants NAME:ADDR[,ADDR], not '%s'", optarg);

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/netip"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hev2/hev2/internal/race"
+	"github.com/hev2/hev2/internal/render"
 	"github.com/hev2/hev2/tests/loopbacktest"
 )
 
@@ -58,11 +60,23 @@ func TestHTTPSRecordRedirectsThePortThroughEveryDriver(t *testing.T) {
 		}
 	}
 
-	r, err := d.Connect(context.Background(), "svc.test", originPort)
+	recorded := d
+	recorded.Record = true
+	r, err := recorded.Connect(context.Background(), "svc.test", originPort)
 	if err == nil {
 		unix.Close(r.FD)
 	}
 	check("library", r, err)
+	// The HTTPS part's steps keep the trace a report and every file is
+	// built from.
+	if _, err := r.Report(); err != nil {
+		t.Fatalf("report of an HTTPS race: %v", err)
+	}
+	for _, f := range []func(io.Writer, []TraceEvent, render.Meta) error{render.WriteSVG, render.WriteQlog, render.WriteChromeTrace} {
+		if err := f(io.Discard, r.Trace.Events, d.TraceMeta("svc.test", originPort)); err != nil {
+			t.Fatalf("trace file of an HTTPS race: %v", err)
+		}
+	}
 
 	w, err := d.StartWaiter("svc.test", originPort, nil)
 	if err != nil {

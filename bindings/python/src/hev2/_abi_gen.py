@@ -68,6 +68,14 @@ EV_NAT64_DISCOVERY = 14
 EV_NAT64_PREFIX = 15
 EV_SYNTHESIZED = 16
 EV_HISTORY = 17
+EV_SERVICE_LOOKUP_STARTED = 18
+EV_SERVICE_LOOKUP_ANSWERED = 19
+EV_SERVICE_LOOKUP_FAILED = 20
+EV_SERVICE_LOOKUP_CANCELED = 21
+EV_SERVICE_STATE = 22
+EV_SERVICE_ADDED = 23
+EV_SERVICE_SKIPPED = 24
+EV_ENDPOINT_REMOVED = 25
 NAT64_AUTO = 0
 NAT64_OFF = 1
 DRIVE_LIBRARY = 0
@@ -151,6 +159,14 @@ EVENT_NAMES: dict[int, str] = {
     15: "nat64-prefix",
     16: "synthesized",
     17: "history",
+    18: "service-lookup-started",
+    19: "service-lookup-answered",
+    20: "service-lookup-failed",
+    21: "service-lookup-canceled",
+    22: "service-state",
+    23: "service-added",
+    24: "service-skipped",
+    25: "endpoint-removed",
 }
 
 # timeout kind (HEV2_TIMEOUT_*) -> the option that fired ("none" for none)
