@@ -23,10 +23,13 @@ import (
 // another service). Its failures are *race.ResolveError with the codes an
 // address lookup gives (Family FamilyUnspec): EAI_NONAME for NXDOMAIN,
 // EAI_NODATA for a name without HTTPS records, EAI_AGAIN when every server
-// failed or was silent (a silence's Err has Timeout() true), EAI_FAIL for
-// a refused answer; a canceled ctx returns ctx's error. An answer whose
-// every record was malformed is no error: it comes with Malformed set and
-// nothing else, and reads as NODATA to a client.
+// failed (SERVFAIL, REFUSED, a malformed message) or was silent (then its
+// Err has Timeout() true), EAI_FAIL for another RCODE or a CNAME loop; a
+// canceled ctx returns ctx's error. A malformed record is no failure: it
+// is dropped and counted in Malformed, and never sends the query on to
+// another server. An answer whose every record was malformed is no error
+// either: it comes with Malformed set and nothing else, and means to a
+// client what NODATA means.
 //
 // A name the hosts file lists, and localhost (RFC 6761), get EAI_NODATA
 // without a query: their addresses are set on this host, and an HTTPS
