@@ -1,7 +1,8 @@
 # fuzz: Go native fuzz targets (go test -fuzz) of every parser of outside
 # text: capi's static_hosts, nameservers and local_host (capi/internal/cparse),
 # ports (core.ParsePort), hosts and resolv.conf files, and the built-in
-# resolver's reply handling (parseReply, answerAddrs), and the C ABI's
+# resolver's reply handling (parseReply, answerAddrs, and the lenient
+# reading of HTTPS records, serviceAnswer), and the C ABI's
 # conversion of a whole hev2_options (capi: every int field any value, each
 # string NULL or anything).
 #
@@ -26,6 +27,7 @@ FUZZ_TARGETS := \
 	./internal/resolve:FuzzParseResolvConf \
 	./internal/resolve:FuzzAnswerAddrs \
 	./internal/resolve:FuzzParseReply \
+	./internal/resolve:FuzzServiceAnswer \
 	./capi:FuzzConvertOptions
 # The short runs are counted in executions, not seconds: with a duration,
 # Go 1.26's fuzz coordinator can report "context deadline exceeded" as a

@@ -69,13 +69,17 @@ func (q *dnsQuery) pack() ([]byte, error) {
 type dnsReply struct {
 	header  dnsmessage.Header
 	answers []dnsmessage.Resource
+	// dropped are the headers of the HTTPS records left out of answers
+	// because their data did not decode (see readAnswers).
+	dropped []dnsmessage.ResourceHeader
 }
 
 // parseReply reads one message received for query q. It returns ours
 // false for a message that is not an answer to q (another ID, another
 // question, not a response, or too mangled to tell): the caller ignores
 // it. A message that is an answer to q but does not parse beyond its
-// question is an error: the server's answer is malformed. A truncated
+// question is an error: the server's answer is malformed (an HTTPS record
+// that does not decode is not: see readAnswers). A truncated
 // answer (TC) is taken with its header alone: it is asked again over TCP.
 func parseReply(msg []byte, q *dnsQuery) (resp *dnsReply, ours bool, err error) {
 	var p dnsmessage.Parser
@@ -90,7 +94,7 @@ func parseReply(msg []byte, q *dnsQuery) (resp *dnsReply, ours bool, err error) 
 	if h.Truncated {
 		return &dnsReply{header: h}, true, nil
 	}
-	answers, err := p.AllAnswers()
+	answers, dropped, err := readAnswers(&p)
 	if err == nil {
 		err = p.SkipAllAuthorities()
 	}
@@ -106,7 +110,46 @@ func parseReply(msg []byte, q *dnsQuery) (resp *dnsReply, ours bool, err error) 
 	if err != nil {
 		return nil, true, fmt.Errorf("malformed answer: %w", err)
 	}
-	return &dnsReply{header: h, answers: answers}, true, nil
+	return &dnsReply{header: h, answers: answers, dropped: dropped}, true, nil
+}
+
+// readAnswers reads the answer section. An HTTPS record whose data does not
+// decode is left out and its header kept in dropped: RFC 9460 has a client
+// drop a malformed record and use the rest of the RRset, so one bad record
+// must neither fail the answer nor send the query on to another server.
+// Any other record that does not decode fails the answer, as it always
+// has (a malformed A or CNAME is a broken server).
+func readAnswers(p *dnsmessage.Parser) (answers []dnsmessage.Resource, dropped []dnsmessage.ResourceHeader, err error) {
+	for {
+		h, err := p.AnswerHeader()
+		if err == dnsmessage.ErrSectionDone {
+			return answers, dropped, nil
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if h.Type != dnsmessage.TypeHTTPS {
+			rr, err := p.Answer() // reads the header again, then the data
+			if err != nil {
+				return nil, nil, err
+			}
+			answers = append(answers, rr)
+			continue
+		}
+		body, err := p.HTTPSResource()
+		if err != nil {
+			// HTTPSResource fails without moving the parser: it still
+			// stands after this record's header, and SkipAnswer steps
+			// over the RDLENGTH bytes of its data (refusing an RDLENGTH
+			// past the message's end: that answer is malformed).
+			if err := p.SkipAnswer(); err != nil {
+				return nil, nil, err
+			}
+			dropped = append(dropped, h)
+			continue
+		}
+		answers = append(answers, dnsmessage.Resource{Header: h, Body: &body})
+	}
 }
 
 var (

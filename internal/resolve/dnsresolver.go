@@ -126,15 +126,37 @@ func (set *dnsSettings) candidates(host string) []string {
 	return out
 }
 
-// query asks the servers for one name and type. It returns the addresses
-// and the smallest TTL of the answer's records, with 0 as code, or an EAI
-// code.
+// query asks the servers for one name's addresses of qtype. It returns
+// the addresses and the smallest TTL of the answer's records, with 0 as
+// code, or an EAI code.
 func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, qtype dnsmessage.Type) ([]netip.Addr, time.Duration, int, error) {
+	resp, server, code, err := r.ask(ctx, set, fqdn, qtype)
+	if resp == nil {
+		return nil, 0, code, err
+	}
+	addrs, err := answerAddrs(resp.answers, fqdn, qtype)
+	if err != nil {
+		return nil, 0, race.EAI_FAIL, fmt.Errorf("%v: %w", server, err)
+	}
+	if len(addrs) == 0 {
+		return nil, 0, race.EAI_NODATA, nil
+	}
+	return addrs, answerTTL(resp.answers), 0, nil
+}
+
+// ask sends one question to the servers, in resolv.conf's order (rotated
+// with options rotate) for its attempts, and returns the first NOERROR
+// answer and the server that gave it; what the answer holds is the
+// caller's to read. Otherwise it returns no answer and an EAI code:
+// EAI_NONAME for NXDOMAIN, EAI_AGAIN when every server failed (silence,
+// SERVFAIL, REFUSED, a malformed answer), EAI_FAIL for another RCODE; or
+// code 0 and ctx's error once ctx is done.
+func (r *DNSResolver) ask(ctx context.Context, set *dnsSettings, fqdn string, qtype dnsmessage.Type) (*dnsReply, netip.AddrPort, int, error) {
 	m, err := newDNSQuery(fqdn, qtype)
 	if err != nil {
 		// A search domain made the name too long: no such name exists
 		// (res_search moves on to the next candidate too).
-		return nil, 0, race.EAI_NONAME, err
+		return nil, netip.AddrPort{}, race.EAI_NONAME, err
 	}
 	first := 0
 	if set.rotate {
@@ -156,36 +178,29 @@ func (r *DNSResolver) query(ctx context.Context, set *dnsSettings, fqdn string, 
 			}
 			if err != nil {
 				if ctx.Err() != nil {
-					return nil, 0, 0, ctx.Err()
+					return nil, netip.AddrPort{}, 0, ctx.Err()
 				}
 				lastErr = fmt.Errorf("%v: %w", server, err)
 				continue
 			}
 			switch resp.header.RCode {
 			case dnsmessage.RCodeSuccess:
-				addrs, err := answerAddrs(resp.answers, fqdn, qtype)
-				if err != nil {
-					return nil, 0, race.EAI_FAIL, fmt.Errorf("%v: %w", server, err)
-				}
-				if len(addrs) == 0 {
-					return nil, 0, race.EAI_NODATA, nil
-				}
-				return addrs, answerTTL(resp.answers), 0, nil
+				return resp, server, 0, nil
 			case dnsmessage.RCodeNameError:
-				return nil, 0, race.EAI_NONAME, nil
+				return nil, server, race.EAI_NONAME, nil
 
 			case dnsmessage.RCodeServerFailure, dnsmessage.RCodeRefused:
 				// Another server may know better (glibc moves on too).
 				lastErr = fmt.Errorf("%v answered %s", server, rcodeText(resp.header.RCode))
 			default:
-				return nil, 0, race.EAI_FAIL, fmt.Errorf("%v answered %s", server, rcodeText(resp.header.RCode))
+				return nil, server, race.EAI_FAIL, fmt.Errorf("%v answered %s", server, rcodeText(resp.header.RCode))
 			}
 		}
 	}
 	if lastErr == nil {
 		lastErr = errors.New("no answer")
 	}
-	return nil, 0, race.EAI_AGAIN, lastErr
+	return nil, netip.AddrPort{}, race.EAI_AGAIN, lastErr
 }
 
 // answerTTL is the smallest TTL in the answer section: how long the
@@ -230,37 +245,20 @@ var (
 )
 
 // answerAddrs collects the addresses of qtype that answer qname: it
-// follows qname's CNAME chain through the answer (at most maxCNAMEs, no
-// loop) and takes the class IN records of qtype owned by the chain's last
-// name, and only those: a record for a name that was not asked about is
-// ignored, whatever the server meant by it. An AAAA holding an
-// IPv4-mapped address is not an IPv6 destination and is dropped too.
+// follows qname's CNAME chain through the answer (see chainEnd) and takes
+// the class IN records of qtype owned by the chain's last name, and only
+// those: a record for a name that was not asked about is ignored, whatever
+// the server meant by it. An AAAA holding an IPv4-mapped address is not an
+// IPv6 destination and is dropped too.
 func answerAddrs(answers []dnsmessage.Resource, qname string, qtype dnsmessage.Type) ([]netip.Addr, error) {
-	name := canonicalName(qname)
-	seen := map[string]bool{name: true}
-	for hops := 0; ; hops++ {
-		next := ""
-		for _, rr := range answers {
-			if c, ok := rr.Body.(*dnsmessage.CNAMEResource); ok && rr.Header.Class == dnsmessage.ClassINET && canonicalName(rr.Header.Name.String()) == name {
-				next = canonicalName(c.CNAME.String())
-				break
-			}
-		}
-		if next == "" {
-			break
-		}
-		if seen[next] {
-			return nil, errCNAMELoop
-		}
-		if hops == maxCNAMEs {
-			return nil, errCNAMEChain
-		}
-		seen[next], name = true, next
+	name, err := chainEnd(answers, qname)
+	if err != nil {
+		return nil, err
 	}
 	var addrs []netip.Addr
 	for _, rr := range answers {
 		h := rr.Header
-		if h.Type != qtype || h.Class != dnsmessage.ClassINET || canonicalName(h.Name.String()) != name {
+		if h.Type != qtype || !ownedBy(h, name) {
 			continue
 		}
 		var a netip.Addr
@@ -279,6 +277,40 @@ func answerAddrs(answers []dnsmessage.Resource, qname string, qtype dnsmessage.T
 		}
 	}
 	return addrs, nil
+}
+
+// chainEnd follows qname's CNAME chain through the answer and returns its
+// last name (qname itself without a CNAME), canonical: the name whose
+// records answer the question. A chain longer than maxCNAMEs, or a loop,
+// is an error.
+func chainEnd(answers []dnsmessage.Resource, qname string) (string, error) {
+	name := canonicalName(qname)
+	seen := map[string]bool{name: true}
+	for hops := 0; ; hops++ {
+		next := ""
+		for _, rr := range answers {
+			if c, ok := rr.Body.(*dnsmessage.CNAMEResource); ok && ownedBy(rr.Header, name) {
+				next = canonicalName(c.CNAME.String())
+				break
+			}
+		}
+		if next == "" {
+			return name, nil
+		}
+		if seen[next] {
+			return "", errCNAMELoop
+		}
+		if hops == maxCNAMEs {
+			return "", errCNAMEChain
+		}
+		seen[next], name = true, next
+	}
+}
+
+// ownedBy reports whether a record is of class IN and owned by name
+// (canonical).
+func ownedBy(h dnsmessage.ResourceHeader, name string) bool {
+	return h.Class == dnsmessage.ClassINET && canonicalName(h.Name.String()) == name
 }
 
 // DNSResolverStats counts what a DNSResolver sent.

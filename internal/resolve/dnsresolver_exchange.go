@@ -14,7 +14,16 @@ import (
 // which fits any path's MTU without fragments.
 const dnsUDPSize = 1232
 
-var errTimeout = errors.New("timed out")
+// errTimeout is a server's silence past the per-query timeout. It says
+// Timeout() as a net.Error does, so that whoever holds the ResolveError
+// (errors.As to interface{ Timeout() bool }) can tell a silence from a
+// failure answer, both EAI_AGAIN.
+var errTimeout error = timeoutError{}
+
+type timeoutError struct{}
+
+func (timeoutError) Error() string { return "timed out" }
+func (timeoutError) Timeout() bool { return true }
 
 // exchange sends m to server and returns its answer, within set.timeout.
 // A truncated UDP answer is asked again over TCP.

@@ -44,35 +44,43 @@ func SetHandOverAt(n int) {
 	}
 }
 
-// handOverClient is the process's built-in client for handed-over lookups,
-// made on first need from /etc/resolv.conf and /etc/hosts, the files
-// getaddrinfo reads. If it cannot be made (no name server in resolv.conf:
-// glibc would then ask 127.0.0.1, which hev2 does not guess), nothing is
-// handed over, and the next try comes a second later.
+// handOverClient is the process's built-in client for handed-over lookups
+// (and the system resolver's HTTPS lookups), made on first need from
+// /etc/resolv.conf and /etc/hosts, the files getaddrinfo reads. If it
+// cannot be made (no name server in resolv.conf: glibc would then ask
+// 127.0.0.1, which hev2 does not guess), nothing is handed over, and the
+// next try comes a second later.
 var handOverClient struct {
 	mu      sync.Mutex
 	dns     *DNSResolver
+	err     error // why the last try made none
 	retryAt time.Time
 }
 
 func handOverResolver() *DNSResolver {
+	dns, _ := handOverResolverErr()
+	return dns
+}
+
+// handOverResolverErr is handOverResolver with the reason it has no client.
+func handOverResolverErr() (*DNSResolver, error) {
 	handOverClient.mu.Lock()
 	defer handOverClient.mu.Unlock()
 	if handOverClient.dns != nil {
-		return handOverClient.dns
+		return handOverClient.dns, nil
 	}
 	now := time.Now()
 	if now.Before(handOverClient.retryAt) {
-		return nil
+		return nil, handOverClient.err
 	}
 	// The system resolver has applied its AI_ADDRCONFIG policy already.
 	dns, err := NewDNSResolver(DNSConfig{NoAddrConfig: true})
 	if err != nil {
-		handOverClient.retryAt = now.Add(time.Second)
-		return nil
+		handOverClient.retryAt, handOverClient.err = now.Add(time.Second), err
+		return nil, err
 	}
-	handOverClient.dns = dns
-	return dns
+	handOverClient.dns, handOverClient.err = dns, nil
+	return dns, nil
 }
 
 // handOver returns the client to ask host of instead of getaddrinfo, or

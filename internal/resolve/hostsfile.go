@@ -42,6 +42,15 @@ func (h *hostsFile) lookup(name string, family race.Family) []netip.Addr {
 	return out
 }
 
+// lists reports whether the file has an entry for name, of any family.
+func (h *hostsFile) lists(name string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refreshLocked()
+	_, listed := h.names[strings.ToLower(strings.TrimSuffix(name, "."))]
+	return listed
+}
+
 func (h *hostsFile) refreshLocked() {
 	if !h.exact {
 		now := time.Now()

@@ -187,6 +187,9 @@ type SystemResolverStats struct {
 	// HandedOver counts lookups asked of the built-in DNS client because
 	// HandOverAt calls were inside getaddrinfo (see DefaultHandOverAt).
 	HandedOver uint64
+	// HTTPSLookups counts HTTPS lookups asked of the built-in DNS client
+	// (LookupHTTPS: getaddrinfo has no HTTPS records to give).
+	HTTPSLookups uint64
 	// Threads is the process-wide getaddrinfo thread pool.
 	Threads GAIThreadStats
 }
@@ -195,7 +198,7 @@ type sysResolverCounters struct {
 	inFlight, queued                            atomic.Int64
 	abandoned, abandonedDone, completed, shared atomic.Uint64
 	skipped, threadErrors, capRefused           atomic.Uint64
-	hostsFile, handedOver                       atomic.Uint64
+	hostsFile, handedOver, httpsLookups         atomic.Uint64
 }
 
 // Stats returns a snapshot of r's counters.
@@ -213,6 +216,7 @@ func (r *SystemResolver) Stats() SystemResolverStats {
 		CapRefused:    c.capRefused.Load(),
 		HostsFile:     c.hostsFile.Load(),
 		HandedOver:    c.handedOver.Load(),
+		HTTPSLookups:  c.httpsLookups.Load(),
 		Threads:       GAIThreads(),
 	}
 }

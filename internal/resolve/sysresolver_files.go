@@ -68,6 +68,11 @@ func (f *systemFiles) lookup(name string, family race.Family) ([]netip.Addr, boo
 	return out, len(out) > 0
 }
 
+// lists reports whether the hosts file getaddrinfo reads has an entry for
+// name, whatever nsswitch.conf's order: the host has set the name's
+// addresses there.
+func (f *systemFiles) lists(name string) bool { return f.hosts.lists(name) }
+
 func (f *systemFiles) filesFirstLocked() bool { return f.nssLocked().filesFirst }
 
 // nssLocked re-reads nsswitch.conf if it changed. A missing file means the

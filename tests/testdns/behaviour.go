@@ -13,6 +13,9 @@ type Behaviour struct {
 	// Addrs are the answer records (only those of the query's family are
 	// sent). Empty with Rcode success is NODATA.
 	Addrs []netip.Addr
+	// HTTPS are the records of an HTTPS answer (RFC 9460), in this
+	// order; empty with Rcode success is NODATA.
+	HTTPS []HTTPSRecord
 	// Delay holds the answer back this long.
 	Delay time.Duration
 	// Never: the query is read and never answered.
@@ -85,8 +88,10 @@ func (b Behaviour) String() string {
 		s = "NXDOMAIN"
 	case b.Rcode != dns.RcodeSuccess:
 		s = dns.RcodeToString[b.Rcode]
-	case len(b.Addrs) == 0:
+	case len(b.Addrs) == 0 && len(b.HTTPS) == 0:
 		s = "NODATA"
+	case len(b.HTTPS) > 0:
+		s = fmt.Sprint(b.HTTPS)
 	default:
 		s = fmt.Sprint(b.Addrs)
 	}

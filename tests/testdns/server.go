@@ -115,8 +115,9 @@ func (s *Server) Close() {
 	s.pending.Wait()
 }
 
-// Set makes the server answer qtype (dns.TypeA, dns.TypeAAAA, ...) queries
-// for name with b; qtype 0 sets both A and AAAA. name may end in a dot.
+// Set makes the server answer qtype (dns.TypeA, dns.TypeAAAA,
+// dns.TypeHTTPS, ...) queries for name with b; qtype 0 sets both A and
+// AAAA. name may end in a dot.
 func (s *Server) Set(name string, qtype uint16, b Behaviour) {
 	name = canonical(name)
 	s.mu.Lock()
@@ -356,6 +357,12 @@ func answer(r *dns.Msg, q dns.Question, b Behaviour, proto string) *dns.Msg {
 		return m
 	}
 	if b.Rcode != dns.RcodeSuccess {
+		return m
+	}
+	if q.Qtype == dns.TypeHTTPS {
+		for _, rec := range b.HTTPS {
+			m.Answer = append(m.Answer, rec.rr(q.Name))
+		}
 		return m
 	}
 	hdr := dns.RR_Header{Name: q.Name, Class: dns.ClassINET, Ttl: 1}

@@ -26,9 +26,11 @@
 //	{"a.test": {"A": ["127.0.0.1"], "AAAA": {"never": true}},
 //	 "b.test": {"AAAA": {"addrs": ["::1"], "hold_until": {"type": "A"}}}}
 //
-// An entry is a list of addresses (answered at once), or an object of:
+// An entry is a list of addresses or of HTTPS records (answered at once),
+// or an object of:
 //
 //	addrs        the answer's addresses (of the entry's family)
+//	records      (HTTPS entries) the answer's HTTPS records, in order
 //	rcode        "NOERROR" (the default), "NXDOMAIN", "SERVFAIL", ...
 //	never        the query is read and never answered
 //	delay        seconds to hold the answer back
@@ -40,6 +42,39 @@
 //	             AAAA answer (testdns.Behaviour.AfterAAAA)
 //	truncate     UDP answers have TC set and no records; TCP gets the answer
 //	reject_edns  queries with EDNS0 are answered FORMERR
+//
+// An HTTPS record (RFC 9460) is an object as its presentation form reads:
+//
+//	{"priority": 1, "target": ".", "mandatory": ["alpn"], "alpn": ["h2", "h3"],
+//	 "no-default-alpn": true, "port": 8443, "ipv4hint": ["198.18.0.10"],
+//	 "ech": "AEX+DQBB...", "ipv6hint": ["2001:db8::10"], "key65000": "text"}
+//
+// priority is needed (0 makes an AliasMode record); target defaults to ".";
+// each other field is a SvcParam, by its name or as keyNNNNN for a key of
+// no name here (its value the string's bytes); ech is base64. The record
+// must be well formed (no empty list, mandatory naming neither itself nor
+// a key twice). A malformed one is asked for as a whole instead:
+//
+//	{"malformed": KIND}   a ServiceMode record (priority 1, target ".")
+//	                      with one fault: port3 (a port of 3 bytes),
+//	                      truncated (a SvcParam longer than the RDATA),
+//	                      keys-unordered, keys-duplicate, alpn-empty,
+//	                      alpn-empty-id, alpn-overflow, no-default-alpn-value,
+//	                      ipv4hint5, ipv4hint-empty, ipv6hint15,
+//	                      mandatory-empty, mandatory-odd, mandatory-self,
+//	                      mandatory-duplicate (testdns.MalformedHTTPS)
+//	{"rdata": BASE64}     the record's RDATA, byte for byte
+//
+// For example, a service, an alias and a malformed record beside them,
+// answered after 100 ms:
+//
+//	{"example.test": {"HTTPS": {"records": [
+//	    {"priority": 1, "alpn": ["h2"], "port": 8443, "mandatory": ["alpn"]},
+//	    {"priority": 0, "target": "alias.test."},
+//	    {"malformed": "port3"}], "delay": 0.1}}}
+//
+// never, delay, rcode, truncate and the other fields apply to HTTPS
+// entries as to address ones; an HTTPS entry without records is NODATA.
 //
 // As in package testdns, a name with no entry is NXDOMAIN, a name asked
 // for a type it has no entry for is NODATA, and "*.example" covers every

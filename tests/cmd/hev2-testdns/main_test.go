@@ -5,16 +5,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/hev2/hev2/tests/testdns"
 )
 
 // cmd is the command run in this process, talked to as its callers do.
@@ -322,5 +327,170 @@ func TestUsage(t *testing.T) {
 	var stderr strings.Builder
 	if code := run(context.Background(), []string{"-listen", "192.0.2.1:53"}, strings.NewReader(""), io.Discard, &stderr); code != 1 {
 		t.Errorf("an address not of this host: exit status %d, want 1 (%s)", code, stderr.String())
+	}
+}
+
+// httpsAnswer asks name's HTTPS records over proto and returns the answer:
+// its RCODE ("TC" after it when truncated), then each record as
+// miekg/dns writes it out, or as "rdata HEX" when miekg/dns cannot read it
+// (a malformed record, which makes miekg/dns refuse a whole message: the
+// records are cut out of the message with dnsmessage, then read one by one).
+func httpsAnswer(t *testing.T, proto, addr, name string) []string {
+	t.Helper()
+	conn, err := dns.Dial(proto, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if err := conn.WriteMsg(msg(name, dns.TypeHTTPS)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 65535)
+	n, err := conn.Read(buf)
+	if err != nil {
+		t.Fatalf("%s HTTPS over %s: %v", name, proto, err)
+	}
+	var p dnsmessage.Parser
+	h, err := p.Start(buf[:n])
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{dns.RcodeToString[int(h.RCode)]}
+	if h.Truncated {
+		out[0] += " TC"
+	}
+	if err := p.SkipAllQuestions(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rh, err := p.AnswerHeader()
+		if err == dnsmessage.ErrSectionDone {
+			return out
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := p.UnknownResource()
+		if err != nil || rh.Type != dnsmessage.TypeHTTPS {
+			t.Fatalf("record %v: %v", rh, err)
+		}
+		// The record alone, owned by ".", read by miekg/dns.
+		wire := []byte{0, 0, byte(dns.TypeHTTPS), 0, 1, 0, 0, 0, 1, byte(len(body.Data) >> 8), byte(len(body.Data))}
+		rr, _, err := dns.UnpackRR(append(wire, body.Data...), 0)
+		if err != nil {
+			out = append(out, fmt.Sprintf("rdata %x", body.Data))
+			continue
+		}
+		out = append(out, strings.TrimPrefix(rr.String(), rr.Header().String()))
+	}
+}
+
+func TestHTTPS(t *testing.T) {
+	c := start(t)
+	port3, err := testdns.MalformedHTTPS("port3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.zone(`{"example.test": {"HTTPS": {"records": [
+			{"priority": 1, "target": ".", "alpn": ["h2", "h3"], "port": 8443,
+			 "ipv4hint": ["198.18.0.10"], "ech": "AEX+DQBB", "mandatory": ["alpn", "key65000"],
+			 "no-default-alpn": true, "ipv6hint": ["2001:db8::10"], "key65000": "x"},
+			{"priority": 0, "target": "alias.test."},
+			{"malformed": "port3"},
+			{"rdata": "AAIA"}],
+		"delay": 0.05},
+		"A": ["198.18.0.1"]},
+		"list.test": {"HTTPS": [{"priority": 2, "target": "svc.list.test", "alpn": ["h3"]}]},
+		"fail.test": {"HTTPS": {"rcode": "SERVFAIL"}},
+		"tc.test": {"HTTPS": {"records": [{"priority": 1}], "truncate": true}},
+		"dead.test": {"HTTPS": {"never": true}}}`)
+	example := []string{"NOERROR",
+		`1 . mandatory="alpn,key65000" alpn="h2,h3" no-default-alpn="" port="8443" ipv4hint="198.18.0.10" ech="AEX+DQBB" ipv6hint="2001:db8::10" key65000="x"`,
+		"0 alias.test.",
+		fmt.Sprintf("rdata %x", port3.RData),
+		"2 .", // {"rdata": "AAIA"}: priority 2, target "."
+	}
+	for _, tc := range []struct {
+		proto, name string
+		want        []string
+	}{
+		{"udp", "example.test", example},
+		{"tcp", "example.test", example},
+		{"udp", "list.test", []string{"NOERROR", `2 svc.list.test. alpn="h3"`}},
+		{"udp", "fail.test", []string{"SERVFAIL"}},
+		{"udp", "tc.test", []string{"NOERROR TC"}},
+		{"tcp", "tc.test", []string{"NOERROR", "1 ."}},
+		{"udp", "nx.test", []string{"NXDOMAIN"}},
+		{"udp", "list.test", []string{"NOERROR", `2 svc.list.test. alpn="h3"`}},
+	} {
+		start := time.Now()
+		got := httpsAnswer(t, tc.proto, c.addr, tc.name)
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s over %s:\n got  %q\n want %q", tc.name, tc.proto, got, tc.want)
+		}
+		if tc.name == "example.test" && time.Since(start) < 50*time.Millisecond {
+			t.Errorf("example.test answered after %v, before its delay", time.Since(start))
+		}
+	}
+	// A name with an HTTPS entry and none of A: NODATA for A, and the other way round.
+	if got := answers(exchange(t, "udp", c.addr, "list.test", dns.TypeA)); got != "NOERROR " {
+		t.Errorf("list.test A: %q", got)
+	}
+	if got := httpsAnswer(t, "udp", c.addr, "example.test"); len(got) != 5 {
+		t.Errorf("example.test HTTPS: %q", got)
+	}
+	// Silence, as for A and AAAA.
+	conn, err := dns.Dial("udp", c.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.WriteMsg(msg("dead.test", dns.TypeHTTPS)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitQuery("dead.test HTTPS udp")
+	conn.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+	if r, err := conn.ReadMsg(); err == nil {
+		t.Fatalf("an answer: %v", r)
+	}
+}
+
+// Entries a zone refuses: the record must be well formed (a malformed one
+// is asked for by name) and the fields of the right type.
+func TestHTTPSBadZones(t *testing.T) {
+	c := start(t)
+	for _, bad := range []string{
+		`{"HTTPS": {"records": [{"target": "."}]}}`,                             // no priority
+		`{"HTTPS": {"records": [{"priority": 1, "alpn": []}]}}`,                 // empty alpn
+		`{"HTTPS": {"records": [{"priority": 1, "alpn": [""]}]}}`,               // empty alpn id
+		`{"HTTPS": {"records": [{"priority": 1, "mandatory": ["mandatory"]}]}}`, // itself
+		`{"HTTPS": {"records": [{"priority": 1, "mandatory": ["port", "port"]}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "mandatory": []}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "mandatory": ["nope"]}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "port": 70000}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "port": "443"}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "no-default-alpn": false}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "ipv4hint": ["2001:db8::1"]}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "ipv6hint": ["::ffff:198.18.0.1"]}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "ipv4hint": []}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "ech": "not base64!"}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "key1": "h2"}]}}`, // alpn has a name
+		`{"HTTPS": {"records": [{"priority": 1, "key70000": "x"}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "typo": 1}]}}`,
+		`{"HTTPS": {"records": [{"priority": 1, "target": "a..b"}]}}`,
+		`{"HTTPS": {"records": [{"malformed": "nope"}]}}`,
+		`{"HTTPS": {"records": [{"malformed": "port3", "priority": 2}]}}`,
+		`{"HTTPS": {"records": [{"rdata": "%%%"}]}}`,
+		`{"HTTPS": {"records": ["1 . alpn=h2"]}}`,
+		`{"HTTPS": {"addrs": ["198.18.0.1"]}}`,
+		`{"A": {"records": [{"priority": 1}]}}`,
+	} {
+		if r := c.send(`{"zone": {"bad.test": ` + bad + `}}`); r["error"] == nil {
+			t.Errorf("%s: %v, want an error", bad, r)
+		}
+	}
+	if got := httpsAnswer(t, "udp", c.addr, "bad.test"); !slices.Equal(got, []string{"NXDOMAIN"}) {
+		t.Errorf("bad.test after refused zones: %q", got)
 	}
 }

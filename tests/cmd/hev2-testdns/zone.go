@@ -18,17 +18,18 @@ import (
 // zone is a ZONE of the command's doc: name → query type → entry.
 type zone map[string]map[string]entry
 
-// entry is how one (name, type) is answered: a list of addresses, or an
-// object (see the command's doc).
+// entry is how one (name, type) is answered: a list of addresses or of
+// HTTPS records, or an object (see the command's doc).
 type entry struct {
-	Addrs      []string `json:"addrs"`
-	Rcode      string   `json:"rcode"`
-	Never      bool     `json:"never"`
-	Delay      float64  `json:"delay"`
-	HoldUntil  *trigger `json:"hold_until"`
-	AfterAAAA  bool     `json:"after_aaaa"`
-	Truncate   bool     `json:"truncate"`
-	RejectEDNS bool     `json:"reject_edns"`
+	Addrs      []string      `json:"addrs"`
+	Records    []httpsRecord `json:"records"`
+	Rcode      string        `json:"rcode"`
+	Never      bool          `json:"never"`
+	Delay      float64       `json:"delay"`
+	HoldUntil  *trigger      `json:"hold_until"`
+	AfterAAAA  bool          `json:"after_aaaa"`
+	Truncate   bool          `json:"truncate"`
+	RejectEDNS bool          `json:"reject_edns"`
 }
 
 // trigger is the query a held answer waits for.
@@ -40,6 +41,10 @@ type trigger struct {
 func (e *entry) UnmarshalJSON(text []byte) error {
 	if t := bytes.TrimSpace(text); len(t) > 0 && t[0] == '[' {
 		*e = entry{}
+		// A list of objects is one of HTTPS records, else of addresses.
+		if inner := bytes.TrimSpace(t[1:]); len(inner) > 0 && inner[0] == '{' {
+			return json.Unmarshal(t, &e.Records)
+		}
 		return json.Unmarshal(t, &e.Addrs)
 	}
 	type plain entry // without this method
@@ -78,6 +83,14 @@ func (e entry) behaviour(name string, qtype uint16) (b testdns.Behaviour, until 
 			return b, until, false, fmt.Errorf("%s is no address of a %s record", a, dns.Type(qtype))
 		}
 		b.Addrs = append(b.Addrs, a)
+	}
+	switch {
+	case len(e.Records) > 0 && qtype != dns.TypeHTTPS:
+		return b, until, false, fmt.Errorf("records are for HTTPS entries")
+	case qtype == dns.TypeHTTPS:
+		for _, r := range e.Records {
+			b.HTTPS = append(b.HTTPS, r.HTTPSRecord)
+		}
 	}
 	if e.Rcode != "" {
 		rcode, ok := dns.StringToRcode[strings.ToUpper(e.Rcode)]
