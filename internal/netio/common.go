@@ -2,7 +2,6 @@ package netio
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"strings"
 	"time"
@@ -103,24 +102,15 @@ func cancelLookups[F ~func()](cancels []F) {
 	}
 }
 
-// HTTPSResolver answers HTTPS queries (RFC 9460). Both resolvers hev2
-// ships do: the built-in DNS client, and the system resolver through
-// resolv.conf's servers (getaddrinfo has no HTTPS query).
-type HTTPSResolver interface {
-	LookupHTTPS(ctx context.Context, name string) (*race.ServiceAnswer, error)
-}
-
 // httpsResolverOf is the resolver a race's HTTPS queries go to: the race's
-// own, when it answers them, or else the system resolver's DNS client, so
-// that a caller's A/AAAA resolver does not turn HTTPS records off.
-func httpsResolverOf(res Resolver) (HTTPSResolver, error) {
-	if h, ok := res.(HTTPSResolver); ok {
-		return h, nil
+// own, when it answers them (both of hev2's do), or else the system
+// resolver's DNS client (resolv.conf's servers), so that a caller's A/AAAA
+// resolver does not turn HTTPS records off.
+func httpsResolverOf(res Resolver) resolve.HTTPSResolver {
+	if h, ok := res.(resolve.HTTPSResolver); ok {
+		return h
 	}
-	if h, ok := any(resolve.DefaultSystemResolver).(HTTPSResolver); ok {
-		return h, nil
-	}
-	return nil, errors.New("no resolver answers HTTPS queries")
+	return resolve.DefaultSystemResolver
 }
 
 // serviceLookupOnGoroutine makes service lookup n of machine m (an HTTPS
@@ -132,13 +122,8 @@ func serviceLookupOnGoroutine(res Resolver, m *race.Machine, q race.QueryKind, n
 	go func() {
 		ev := race.Event{Kind: race.EventLookupDone, Query: q, Lookup: n}
 		if q == race.QueryHTTPS {
-			h, err := httpsResolverOf(res)
-			if err == nil {
-				var ans *race.ServiceAnswer
-				ans, err = h.LookupHTTPS(ctx, name)
-				ev.Answer = ans
-			}
-			ev.Err = err
+			ans, err := httpsResolverOf(res).LookupHTTPS(ctx, name)
+			ev.Answer, ev.Err = ans, err
 		} else {
 			ev.Addrs, ev.Err = res.LookupFamily(ctx, strings.TrimSuffix(name, "."), q.Family())
 		}

@@ -314,6 +314,11 @@ func (m *Machine) serviceOf(r ServiceRecord, owner string) (Service, string) {
 		if k > KeyIPv6Hint {
 			return Service{}, "mandatory key" + strconv.Itoa(int(k)) + " unknown"
 		}
+		if !slices.Contains(r.Keys, k) {
+			// RFC 9460 §8: a record that lists a mandatory key it does
+			// not carry is malformed.
+			return Service{}, "mandatory key" + strconv.Itoa(int(k)) + " absent"
+		}
 	}
 	alpn := slices.Clone(r.ALPN)
 	if !r.NoDefaultALPN && !slices.Contains(alpn, "http/1.1") {

@@ -12,7 +12,6 @@ import (
 var (
 	svcV4  = netip.MustParseAddr("198.18.1.1")
 	svcV4b = netip.MustParseAddr("198.18.1.2")
-	svcV6  = netip.MustParseAddr("2001:db8:1::1")
 	hintV4 = netip.MustParseAddr("198.18.2.1")
 	hintV6 = netip.MustParseAddr("2001:db8:2::1")
 )
@@ -172,7 +171,9 @@ func TestHTTPSRecordsTheRulesSetAside(t *testing.T) {
 		// h3 only: never over TCP.
 		{Priority: 1, Target: ".", Port: 1002, ALPN: []string{"h3"}, NoDefaultALPN: true},
 		// A known mandatory key and h2: used.
-		{Priority: 3, Target: ".", Port: 1003, ALPN: []string{"h2"}, Mandatory: []SvcParamKey{KeyALPN}},
+		{Priority: 3, Target: ".", Port: 1003, ALPN: []string{"h2"}, Keys: []SvcParamKey{KeyMandatory, KeyALPN, KeyPort}, Mandatory: []SvcParamKey{KeyALPN}},
+		// A mandatory key the record does not carry: malformed.
+		{Priority: 2, Target: ".", Port: 1004, Keys: []SvcParamKey{KeyMandatory, KeyPort}, Mandatory: []SvcParamKey{KeyALPN}},
 	}}))
 	h.wantStartedAt(acts, ap(v6a, 1003))
 	out := h.m.HTTPS()
@@ -185,8 +186,8 @@ func TestHTTPSRecordsTheRulesSetAside(t *testing.T) {
 			skipped++
 		}
 	}
-	if skipped != 2 {
-		t.Fatalf("%d records reported skipped, want 2", skipped)
+	if skipped != 3 {
+		t.Fatalf("%d records reported skipped, want 3", skipped)
 	}
 }
 
