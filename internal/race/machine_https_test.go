@@ -326,3 +326,21 @@ func TestNoHTTPSPartWithoutTheOption(t *testing.T) {
 		t.Fatalf("service lookups %v without MachineConfig.HTTPS", got)
 	}
 }
+
+// On an IPv6-only host with NAT64, an IPv4 hint is tried at its synthesis
+// in the prefix, on the service's port.
+func TestHTTPSIPv4HintSynthesizedThroughNAT64(t *testing.T) {
+	cfg := httpsConfig()
+	cfg.NAT64 = &NAT64Config{Prefixes: []netip.Prefix{pref96}}
+	h := newHarness(t, cfg)
+	h.start()
+	acts := h.step(1, httpsAnswer(1, &ServiceAnswer{Records: []ServiceRecord{{Priority: 1, Target: "svc.test.", Port: 8443, IPv4Hint: []netip.Addr{hintV4}}}}))
+	want := ap(Embed(pref96, hintV4), 8443)
+	h.wantStartedAt(acts, want)
+	acts = h.step(2, connected(0))
+	h.wantWinner(acts, 0)
+	res := h.m.Attempts()[0]
+	if res.SynthesizedFrom != hintV4 {
+		t.Fatalf("attempt %+v, want it synthesized from %v", res, hintV4)
+	}
+}
