@@ -7,7 +7,7 @@ import (
 )
 
 // The types of a race's outcome and account are built by the race machine
-// (core/internal/race) and are the same types here: aliases, so nothing is
+// (internal/race) and are the same types here: aliases, so nothing is
 // converted or copied on the way out.
 type (
 	// Family is an address family: IPv6, IPv4, or FamilyUnspec for both.

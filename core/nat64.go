@@ -11,7 +11,7 @@ import (
 // which says what a connect does on an IPv6-only host); here are its
 // figures and arithmetic for programs and tests that need the same.
 
-// Discovery's timing (see core/internal/resolve/pref64.go).
+// Discovery's timing (see internal/resolve/pref64.go).
 const (
 	Prefix64Timeout     = resolve.Prefix64Timeout
 	Prefix64NegativeTTL = resolve.Prefix64NegativeTTL

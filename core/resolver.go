@@ -27,7 +27,7 @@ func (f ResolverFunc) LookupFamily(ctx context.Context, host string, family Fami
 	return f(ctx, host, family)
 }
 
-// The two resolvers hev2 ships (core/internal/resolve), named here.
+// The two resolvers hev2 ships (internal/resolve), named here.
 type (
 	// SystemResolver resolves with getaddrinfo(3), one call per family on
 	// a thread of a bounded pool; a canceled call is abandoned.

@@ -8,7 +8,7 @@ import (
 )
 
 // HistoryInput is what the history of the attached network decided for one
-// race, before it starts (core/internal/history makes it). The zero value
+// race, before it starts (internal/history makes it). The zero value
 // decides nothing: RFC 6724's order and the configured attempt delay.
 type HistoryInput struct {
 	// Network is the identity of the network the decision was read on

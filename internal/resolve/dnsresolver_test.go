@@ -44,7 +44,7 @@ func newTestDNS(t *testing.T, resolvConf string, cfg DNSConfig) (*DNSResolver, *
 	}
 	cfg.Nameservers = append(cfg.Nameservers, srv.Addr.String())
 	// Whatever this machine's addresses, ask for both families (the
-	// policy is tested in namespaces, in core/internal/resolve/resolvertest).
+	// policy is tested in namespaces, in tests/resolvertest).
 	cfg.NoAddrConfig = true
 	r, err := NewDNSResolver(cfg)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // These never resolve a name (this machine's resolver is off limits); the
-// getaddrinfo tests run inside namespaces, in core/internal/resolve/resolvertest.
+// getaddrinfo tests run inside namespaces, in tests/resolvertest.
 
 func TestSystemResolverLiterals(t *testing.T) {
 	var r SystemResolver // the zero value works

@@ -22,7 +22,7 @@ var (
 	tool string
 )
 
-// The scenario rows used here (names in internal/testbed/scenarios.go):
+// The scenario rows used here (names in tests/testbed/scenarios.go):
 // v6-blackhole is the race that matters to ssh (its IPv6 SYN-ACKs are
 // dropped; IPv4 wins after the attempt delay), the others fail every way.
 const (
