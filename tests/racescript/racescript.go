@@ -3,7 +3,7 @@
 // refusals, connects), the runner fires the machine's timers at the times
 // it armed them, and the result is the race's trace, the same events a
 // real driver records. The same script always gives the same trace, which
-// is what the trace writers' tests (core/internal/render) and the browser
+// is what the trace writers' tests (internal/render) and the browser
 // check of the pictures (make test-render) are built on.
 package racescript
 

@@ -4,7 +4,7 @@
 // (not from the picture). make test-render opens the pictures in a real
 // browser and compares.
 //
-//	go run ./core/internal/racescript/samples DIR
+//	go run ./tests/racescript/samples DIR
 package main
 
 import (
