@@ -61,7 +61,9 @@ def kw(dns: DNSServer, **more):
 
 
 def https_queries(dns: DNSServer) -> list[str]:
-    return [name for name, qtype in dns.queries if qtype == "HTTPS"]
+    """The HTTPS query names received, each once (a retransmission under
+    load is no second query of the client's)."""
+    return sorted({name for name, qtype in dns.queries if qtype == "HTTPS"})
 
 
 # ---- options ---------------------------------------------------------------

@@ -51,7 +51,9 @@ def bed(cert):
 
 
 def https_queries(dns):
-    return [name for name, qtype in dns.queries if qtype == "HTTPS"]
+    """The HTTPS query names received, each once (a retransmission under
+    load is no second query)."""
+    return sorted({name for name, qtype in dns.queries if qtype == "HTTPS"})
 
 
 # ---- the setting -----------------------------------------------------------
