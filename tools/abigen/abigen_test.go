@@ -55,6 +55,7 @@ func appendedHeader(t *testing.T) string {
 	replace("#ifdef __cplusplus\n}", `#define HEV2_EV_NEW_THING 99 /* a new event */
 #define HEV2_ENEWFAIL -16
 #define HEV2_TIMEOUT_IDLE 4
+#define HEV2_HTTPS_NEW_STATE 9
 #define HEV2_NEW_NAME "hev2"
 typedef struct hev2_new_info {
 	size_t size;
@@ -109,6 +110,8 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 		`99: "new-thing",`,
 		`-16: "HEV2_ENEWFAIL",`,
 		`4: "idle_timeout",`,
+		`7: "alias-limit",`,
+		`9: "new-state",`,
 	} {
 		if !strings.Contains(py, want) {
 			t.Errorf("Python lacks %s", want)
@@ -116,7 +119,7 @@ func TestAppendedMembersAndConstantsNeedNoChange(t *testing.T) {
 	}
 	for _, want := range []string{
 		"EV_NEW_THING = 99\n", "new_counter: " + strconv.Itoa(structSize(t, "hev2_stats_info")) + ",", "hev2_new_info: {", `99 => "new-thing",`,
-		`NEW_NAME = "hev2"`,
+		`NEW_NAME = "hev2"`, `7 => "alias-limit",`, `9 => "new-state",`,
 	} {
 		if !strings.Contains(rb, want) {
 			t.Errorf("Ruby lacks %s", want)

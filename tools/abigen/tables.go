@@ -45,6 +45,8 @@ var tables = []table{
 		regexp.MustCompile(`^HEV2_REPORT_LOOKUP_([A-Z0-9_]+)$`), dashed, nil},
 	{"REPORT_ATTEMPT_NAMES", "how an attempt ended, in the report (HEV2_REPORT_ATTEMPT_*) -> core's name",
 		regexp.MustCompile(`^HEV2_REPORT_ATTEMPT_([A-Z0-9_]+)$`), dashed, nil},
+	{"HTTPS_STATE_NAMES", "what the HTTPS query gave (HEV2_HTTPS_*) -> hev2-connect's JSON name",
+		regexp.MustCompile(`^HEV2_HTTPS_([A-Z0-9_]+)$`), dashed, nil},
 	{"RESOLVER_NAMES", "resolver (HEV2_RESOLVER_*) -> name",
 		regexp.MustCompile(`^HEV2_RESOLVER_([A-Z0-9_]+)$`),
 		func(s, _ string) string { return strings.ToLower(s) }, nil},

@@ -14,6 +14,22 @@ answer is held until that query arrived, the name being the entry's own if
 left out) ... (the command's doc comment has them all). A name with no
 entry is NXDOMAIN; a type a known name has no entry for is NODATA.
 
+An "HTTPS" entry (RFC 9460) is a list of records, or an object whose
+"records" are the list (with delay, never, rcode ... as above); no
+records is NODATA. A record is written as its presentation form reads:
+
+    {"priority": 1, "target": ".", "port": 8443, "alpn": ["h2"],
+     "no-default-alpn": True, "ipv4hint": ["127.0.0.1"], "ipv6hint": ["::1"],
+     "ech": base64.b64encode(ech_config_list).decode(), "mandatory": ["alpn"]}
+
+priority 0 is AliasMode; target "." is the owner (for "_PORT._https.HOST",
+the port-prefixed name asked for a port other than 443, HOST); a key of
+no name is "keyNNNNN". {"malformed": KIND} (port3, truncated, ...) and
+{"rdata": BASE64} make a record that does not decode:
+
+    dns.set({"svc.test": {"A": ["127.0.0.1"]},
+             "_8080._https.svc.test": {"HTTPS": [{"priority": 1, "port": 8443}]}})
+
 The server is ready when the constructor returns: it has printed the
 address it serves on. It stops when the `with` block ends, and on its own
 when this process ends (its stdin closes), so it never outlives a test.

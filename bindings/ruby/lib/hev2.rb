@@ -28,7 +28,18 @@ module Hev2
     # (called with each Hev2::Event), trace_files: ({svg: path, qlog: path,
     # chrome: path}, any of them: the race written by the library once
     # decided, won or failed; see docs/trace-names.md), report: (true keeps the
-    # race's establishment report: Hev2.report_of).
+    # race's establishment report: Hev2.report_of), alpn: (with https_rr:
+    # true, the protocols your TLS offers, an Array of Strings, default
+    # ["h2", "http/1.1"]).
+    #
+    # https_rr: true adds the HTTPS query of Happy Eyeballs v3 (RFC 9460)
+    # for a host name (the host for port 443, "_PORT._https.HOST"
+    # otherwise): its services are tried first, on their own ports, the
+    # origin's addresses last; Hev2.service_of(sock) says which won (the
+    # exception's #hev2_service on a failure). The TLS server name stays
+    # host. ech: true (your TLS uses ECH: the HTTPS answer is waited for,
+    # up to ech_wait seconds, and the origin is not tried when every
+    # service carries an ECH configuration).
     def tcp(host, port, local_host = nil, local_port = nil, resolv_timeout: nil,
             connect_timeout: nil, open_timeout: nil, fast_fallback: true, **more)
       sock = socket(::Socket, host, port, local_host, local_port, resolv_timeout,
@@ -46,6 +57,15 @@ module Hev2
     # Hev2.tcp(..., report: true) returned; nil for any other socket.
     def report_of(sock)
       sock.instance_variable_defined?(:@hev2_report) ? sock.instance_variable_get(:@hev2_report) : nil
+    end
+
+    # What the HTTPS query of a socket Hev2.tcp(..., https_rr: true)
+    # returned gave (a frozen Hash, see Hev2::Service): its state, and the
+    # service the winner came from (nil: the origin's own addresses). nil
+    # when no HTTPS query was made (https_rr off, an IP literal,
+    # addresses:) and for any other socket.
+    def service_of(sock)
+      sock.instance_variable_defined?(:@hev2_service) ? sock.instance_variable_get(:@hev2_service) : nil
     end
 
     # Counters of the library (handles created, live, running, ...).

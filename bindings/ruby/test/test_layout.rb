@@ -21,6 +21,7 @@ class TestLayout < Minitest::Test
     "hev2_report_phase" => [Hev2::Layout::REPORT_PHASE, Hev2::ABI::SIZES.fetch(:hev2_report_phase)],
     "hev2_report_lookup_info" => [Hev2::Layout::REPORT_LOOKUP, Hev2::Layout::REPORT_LOOKUP_SIZE],
     "hev2_report_attempt_info" => [Hev2::Layout::REPORT_ATTEMPT, Hev2::Layout::REPORT_ATTEMPT_SIZE],
+    "hev2_service_info" => [Hev2::Layout::SERVICE, Hev2::Layout::SERVICE_SIZE],
   }.freeze
 
   def compiler_view
@@ -68,6 +69,7 @@ class TestLayout < Minitest::Test
       [sc::RESULT, l::RESULT_SIZE], [sc::OPTIONS, l::OPTIONS_SIZE], [sc::ATTEMPT, l::ATTEMPT_SIZE],
       [sc::EVENT, l::EVENT_SIZE], [sc::STATS, l::STATS_SIZE], [sc::REPORT, l::REPORT_SIZE],
       [sc::REPORT_LOOKUP, l::REPORT_LOOKUP_SIZE], [sc::REPORT_ATTEMPT, l::REPORT_ATTEMPT_SIZE],
+      [sc::SERVICE, l::SERVICE_SIZE], [sc::ECH, sc::ECH_SIZE],
     ].sort
     regions.each_cons(2) { |(at, size), (nxt, _)| assert_operator at + size, :<=, nxt, "region at #{at}" }
     assert_operator regions.last.sum, :<=, sc::BYTES

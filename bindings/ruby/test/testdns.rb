@@ -10,6 +10,23 @@ require "monitor"
 # got. A name with no entry is NXDOMAIN, a type a known name has no entry
 # for NODATA.
 #
+# #zone sets entries in the command's own JSON form (its doc comment has
+# every field), HTTPS records (RFC 9460) among them: an "HTTPS" entry is a
+# list of records, or an object whose "records" are the list (with
+# "delay", "never", "rcode" ... beside); no records is NODATA. A record is
+# written as its presentation form reads:
+#
+#   dns.zone("svc.test" => { "A" => ["127.0.0.1"] },
+#            "_8080._https.svc.test" => { "HTTPS" => [
+#              { "priority" => 1, "target" => ".", "port" => 8443, "alpn" => ["h2"],
+#                "ech" => Base64.strict_encode64(ech_config_list) }] })
+#
+# priority 0 is AliasMode; target "." is the owner (for
+# "_PORT._https.HOST", the name asked for a port other than 443: HOST);
+# other keys: "mandatory", "no-default-alpn", "ipv4hint", "ipv6hint",
+# "keyNNNNN"; { "malformed" => KIND } or { "rdata" => BASE64 } make a
+# record that does not decode.
+#
 # The server is ready when new returns: it has printed the address it
 # serves on (UDP and TCP). It stops on close, and on its own when this
 # process ends (its stdin closes), so it never outlives a test.
@@ -43,6 +60,12 @@ class TestDNSServer
     entry["rcode"] = "NXDOMAIN" if nxdomain
     entry["rcode"] = "SERVFAIL" if servfail
     command("zone" => { name => { type => entry } })
+  end
+
+  # Sets the (name, type) entries of zone, a Hash in the command's JSON
+  # form (see above), replacing those the pairs had.
+  def zone(zone)
+    command("zone" => zone)
   end
 
   # The queries received since the last call, [name, type] each, oldest

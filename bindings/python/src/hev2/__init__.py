@@ -9,6 +9,9 @@
   urllib3's own connect loop (so requests) use hev2;
 - ``hev2.create_connection(..., report=True)`` and ``hev2.report_of(sock)``:
   the race's establishment report (``hev2.Report``, a dataclass);
+- ``hev2.create_connection(..., https_rr=True)`` and ``hev2.service_of(sock)``:
+  Happy Eyeballs v3's HTTPS records, and the service the connection came
+  from (``hev2.HTTPSOutcome``);
 - ``hev2.httpx.HTTPTransport`` / ``AsyncHTTPTransport``: httpx transports;
   ``hev2.aiohttp.TCPConnector``: an aiohttp connector (imported on first use).
 
@@ -38,15 +41,19 @@ if TYPE_CHECKING:
     from ._report import LookupReport as LookupReport
     from ._report import Phase as Phase
     from ._report import Report as Report
+    from ._service import HTTPSOutcome as HTTPSOutcome
+    from ._service import Service as Service
 
 __all__ = [
     "AttemptReport",
     "CapacityError",
     "ForkedError",
+    "HTTPSOutcome",
     "LibraryError",
     "LookupReport",
     "Phase",
     "Report",
+    "Service",
     "aio",
     "aiohttp",
     "clear_history",
@@ -58,6 +65,7 @@ __all__ = [
     "library_path",
     "library_version",
     "report_of",
+    "service_of",
     "history_enabled",
     "set_history",
     "set_max_handles",
@@ -86,6 +94,10 @@ def __getattr__(name: str) -> Any:
         from . import _report
 
         return getattr(_report, name)
+    if name in ("HTTPSOutcome", "Service"):
+        from . import _service
+
+        return getattr(_service, name)
     raise AttributeError(f"module 'hev2' has no attribute {name!r}")
 
 
@@ -163,3 +175,16 @@ def report_of(sock: socket.socket) -> Report | None:
     from ._report import report_of as of
 
     return of(sock)
+
+
+def service_of(conn: Any) -> HTTPSOutcome | None:
+    """What the HTTPS query of a connection made with ``https_rr=True``
+    gave (a ``hev2.HTTPSOutcome``: its state, and the service the winner
+    came from, or None when it came from the origin's own addresses).
+    conn: a socket ``create_connection`` returned, or the StreamWriter or
+    transport of ``hev2.aio``. None when no HTTPS query was made
+    (https_rr off, an IP literal, a ``hosts`` entry) and for any other
+    object."""
+    from ._service import service_of as of
+
+    return of(conn)

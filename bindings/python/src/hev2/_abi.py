@@ -24,6 +24,7 @@ from ._abi_gen import (
     ReportInfo,
     ReportLookupInfo,
     ResultInfo,
+    ServiceInfo,
     StatsInfo,
     hev2_conn,
     hev2_job,
@@ -80,6 +81,8 @@ PROTOTYPES = {
     "hev2_report_attempt": (c_int, [hev2_conn, c_int, POINTER(ReportAttemptInfo)]),
     "hev2_set_history": (c_int, [c_int]),
     "hev2_clear_history": (c_int, []),
+    # 1.5: what the HTTPS query gave (create_connection(https_rr=True)).
+    "hev2_service": (c_int, [hev2_conn, POINTER(ServiceInfo)]),
 }
 
 

@@ -214,6 +214,19 @@ REPORT_ATTEMPT_NAMES: dict[int, str] = {
     5: "canceled",
 }
 
+# what the HTTPS query gave (HEV2_HTTPS_*) -> hev2-connect's JSON name
+HTTPS_STATE_NAMES: dict[int, str] = {
+    0: "none",
+    1: "answered",
+    2: "nodata",
+    3: "nxdomain",
+    4: "failed",
+    5: "timeout",
+    6: "malformed",
+    7: "alias-limit",
+    8: "pending",
+}
+
 # resolver (HEV2_RESOLVER_*) -> name
 RESOLVER_NAMES: dict[int, str] = {
     0: "default",

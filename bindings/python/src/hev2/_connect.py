@@ -75,10 +75,23 @@ def create_connection(
         header says what each does. And the package's own: ``family``
         (``socket.AF_INET`` / ``AF_INET6``), ``resolver`` (``'system'`` /
         ``'builtin'``), ``nameservers`` (for ``'builtin'``), ``hosts``
-        (static addresses: ``{"name": ["::1", "127.0.0.1"]}``),
+        (static addresses: ``{"name": ["::1", "127.0.0.1"]}``), ``alpn``
+        (see https_rr),
         ``trace_files`` (the race written to files by the library once it is
         decided, won or failed: ``{"svg": "race.svg", "qlog": "race.qlog",
         "chrome": "race.json"}``, any subset; see ``docs/trace-names.md``).
+    https_rr: True adds the HTTPS query of Happy Eyeballs v3 (RFC 9460)
+        for a host name (the host for port 443, ``_PORT._https.HOST``
+        otherwise): its services' endpoints are tried first, by priority, on
+        their own ports, the origin's addresses last; ``hev2.service_of(sock)``
+        says which service won (``exc.hev2_service`` on a failure). The TLS
+        server name stays ``host``. With it: ``alpn``, the protocols your
+        TLS offers (a sequence of str, default ``["h2", "http/1.1"]``: a
+        service offering none of them is skipped), ``ech=True`` (your TLS
+        uses ECH: the HTTPS answer is waited for, up to ``ech_wait``
+        seconds, and the origin's addresses are not tried when every
+        service carries an ECH configuration; the winner's is
+        ``hev2.service_of(sock).service.ech``).
     report: True records the race and keeps its establishment report (a
         ``hev2.Report``: who won and why, the phases, each lookup and
         attempt): ``hev2.report_of(sock)`` for the returned socket,
@@ -114,10 +127,11 @@ def create_connection(
             fast_fallback=fast_fallback,
             more=more,
         )
-    if report:
+    if report or req.https_rr:
+        # The handle is kept until its report or HTTPS outcome is read.
         from ._report import connect_reporting
 
-        return connect_reporting(req, bool(all_errors))
+        return connect_reporting(req, bool(all_errors), report)
     outcome = connect_traced(req) if req.trace_files else connect_blocking(req)
     if isinstance(outcome, socket.socket):  # won within the first call
         return outcome

@@ -167,6 +167,9 @@ def options_for(req: ConnectRequest, waiter: bool = False, record: bool = False,
         o.static_hosts = static_hosts_text(req.hosts)
     if req.trace_files:
         o.record_events = 1
+    if req.alpn is not None:
+        # Kept alive by the struct (ctypes holds the bytes) through hev2_connect.
+        o.alpn = ",".join(req.alpn).encode("ascii")
     # o.blocking stays 0: the fd comes back non-blocking and Python's
     # settimeout() sets the mode with one ioctl(FIONBIO); the library's
     # switch costs two fcntl calls (measured with strace).

@@ -35,6 +35,8 @@ _original: Callable[..., socket.socket] | None = None
 # urllib3's own create_connection, kept while ours replaces it.
 _original_urllib3: Callable[..., socket.socket] | None = None
 _defaults: dict[str, Any] = {}
+# install(https_rr=...)'s ports (hev2._options.https_rr_ports).
+_https_ports: frozenset[int] = frozenset()
 
 
 def install(**defaults: Any) -> None:
@@ -45,19 +47,35 @@ def install(**defaults: Any) -> None:
     ``defaults`` are hev2 keyword arguments (``resolv_timeout=``,
     ``resolver=``, ``connection_attempt_delay=`` ...) applied to every call
     that does not pass them itself. Calling it again replaces the defaults.
+
+    ``https_rr`` is a setting here, as the connect calls see a port, not a
+    URL: True asks the HTTPS record (Happy Eyeballs v3) for connections to
+    port 443, a collection of ports for connections to those (``{443,
+    8443}``); the record may redirect the connection to another port. The
+    TLS of http.client, urllib3 and requests still sends the URL's host as
+    its server name and checks the certificate against it. ``alpn``,
+    ``ech`` and ``ech_wait`` go with it (see ``hev2.create_connection``).
     """
     from ._connect import create_connection, validate_defaults
+    from ._options import https_rr_ports, with_https_rr
 
+    defaults = dict(defaults)
+    ports = https_rr_ports(defaults.pop("https_rr", False))
     validate_defaults(defaults)
-    global _original, _defaults
+    global _original, _defaults, _https_ports
     with _lock:
         if _original is None:
             _original = socket.create_connection
         _defaults = dict(defaults)
+        _https_ports = ports
 
         @functools.wraps(create_connection)
         def create_connection_hev2(address: Any, *args: Any, **kwargs: Any) -> socket.socket:
-            return create_connection(address, *args, **{**defaults, **kwargs})
+            options = {**defaults, **kwargs}
+            if ports:
+                port = address[1] if isinstance(address, tuple) and len(address) == 2 else None
+                options = dict(with_https_rr(options, port, ports))
+            return create_connection(address, *args, **options)
 
         create_connection_hev2.__hev2_installed__ = True  # type: ignore[attr-defined]
         socket.create_connection = create_connection_hev2
@@ -106,7 +124,7 @@ def _patch_urllib3(module: types.ModuleType) -> None:
     if not getattr(current, "__hev2_installed__", False):
         _original_urllib3 = current
     if _original_urllib3 is not None:
-        module.create_connection = make_create_connection(_original_urllib3, _defaults)  # type: ignore[attr-defined]
+        module.create_connection = make_create_connection(_original_urllib3, _defaults, _https_ports)  # type: ignore[attr-defined]
 
 
 class _Urllib3Finder:

@@ -9,7 +9,7 @@ are NaN). The plain options, those of include/hev2.h whose @option note
 gives their kind (timeouts, delays, flags, counts), are checked and
 converted by _options_gen, generated from the notes with the rule of each
 kind in _convert; the rest (source address, family, resolver, name
-servers, static hosts, trace files) are checked here. Whether a value makes sense (ranges, empty or overlong hosts,
+servers, static hosts, trace files, ALPN list) are checked here. Whether a value makes sense (ranges, empty or overlong hosts,
 timeouts that exclude each other, a source address of the wrong family) is
 the library's rule, stated once in its core: a value it refuses comes back
 as HEV2_EHOST, EPORT or EOPTIONS, which ``_handle.check`` raises as the
@@ -49,6 +49,7 @@ OWN_OPTIONS = {
     "nameservers": "name servers for the builtin resolver: 'IP' or 'IP:port' / '[IPv6]:port' strings",
     "hosts": "static addresses: a mapping of host name to IP address strings, consulted before resolving",
     "trace_files": "write the race to files: a mapping of 'svg', 'qlog' or 'chrome' to a path",
+    "alpn": "with https_rr: the protocols your TLS offers, in its order (default ['h2', 'http/1.1'])",
 }
 
 # The keyword arguments accepted through **more: the plain options, then
@@ -77,6 +78,7 @@ class ConnectRequest(PlainOptions):
         "nameservers",
         "hosts",
         "trace_files",
+        "alpn",
         "socket_timeout",
         "connect_timeout_from_socket",
         # Not a field: _handle's C arguments for this request, made on its
@@ -98,6 +100,8 @@ class ConnectRequest(PlainOptions):
         hosts: tuple[tuple[str, tuple[str, ...]], ...] = (),
         # (format, path) pairs: the race is recorded and written to each.
         trace_files: tuple[tuple[str, str], ...] = (),
+        # The protocols the caller's TLS offers (None: the library's default).
+        alpn: tuple[str, ...] | None = None,
         # The timeout the returned socket gets (socket.settimeout's argument).
         socket_timeout: float | None = None,
         # connect_timeout is socket_timeout (no bound of the library's own):
@@ -115,6 +119,7 @@ class ConnectRequest(PlainOptions):
         self.nameservers = nameservers
         self.hosts = hosts
         self.trace_files = trace_files
+        self.alpn = alpn
         self.socket_timeout = socket_timeout
         self.connect_timeout_from_socket = connect_timeout_from_socket
         self.c_args: Any = None
@@ -153,6 +158,7 @@ class ConnectRequest(PlainOptions):
             and not self.nameservers
             and not self.hosts
             and not self.trace_files
+            and self.alpn is None
         )
 
 
@@ -209,6 +215,80 @@ def list_item(name: str, value: Any, separators: str) -> str:
     if any(c in value for c in separators + "\0"):
         raise ValueError(f"{name} {value!r} holds a character of the library's list format ({separators.strip()!r})")
     return value
+
+
+def alpn_of(value: Any) -> tuple[str, ...] | None:
+    """alpn: a sequence of protocol names (``["h2", "http/1.1"]``), as
+    ``ssl.SSLContext.set_alpn_protocols`` takes them; None is the library's
+    default. Each must be one name of the library's comma-separated list:
+    not empty, ASCII, no comma or NUL. How many, and how long, is the
+    library's rule (at most 16, 1-255 bytes each)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, bytearray)):
+        raise TypeError(f"alpn must be a sequence of str such as ['h2', 'http/1.1'], not {type(value).__name__}")
+    try:
+        names = tuple(value)
+    except TypeError:
+        raise TypeError(f"alpn must be a sequence of str such as ['h2', 'http/1.1'], not {type(value).__name__}") from None
+    if not names:
+        raise ValueError("alpn is empty: name at least one protocol (or leave it out for h2 and http/1.1)")
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError(f"alpn entries must be str, not {type(name).__name__} ({name!r})")
+        if not name:
+            raise ValueError("alpn holds an empty protocol name")
+        if "," in name or "\0" in name:
+            raise ValueError(f"alpn entry {name!r} holds a comma or a NUL (one protocol name per entry)")
+        if not name.isascii():
+            raise ValueError(f"alpn entry {name!r} is not ASCII")
+    return names
+
+
+# The port of https:// URLs without one: where an integration's https_rr=True
+# asks the HTTPS record.
+HTTPS_PORT = 443
+
+
+def https_rr_ports(value: Any) -> frozenset[int]:
+    """The https_rr setting of an integration (hev2.install(), hev2.httpx's
+    transports, hev2.aiohttp's connector), which sees host and port but not
+    the URL's scheme: False or None, off; True, connections to port 443
+    (https:// URLs without a port); a collection of ports, connections to
+    those (``{443, 8443}``). A connection it applies to gets
+    ``https_rr=True``: an HTTPS record may redirect it to another port
+    (and target), while the client's TLS still sends the URL's host as its
+    server name and checks the certificate against it."""
+    if value is None or value is False:
+        return frozenset()
+    if value is True:
+        return frozenset((HTTPS_PORT,))
+    if isinstance(value, (str, bytes, int)):
+        raise TypeError(f"https_rr must be True, False or a collection of ports, not {type(value).__name__}")
+    try:
+        ports = tuple(value)
+    except TypeError:
+        raise TypeError(f"https_rr must be True, False or a collection of ports, not {type(value).__name__}") from None
+    if not ports:
+        raise ValueError("https_rr: no port (False turns it off)")
+    for port in ports:
+        if isinstance(port, bool) or not isinstance(port, int):
+            raise TypeError(f"https_rr ports must be int, not {type(port).__name__}")
+        if not 1 <= port <= 65535:
+            raise ValueError(f"https_rr port {port} is not 1-65535")
+    return frozenset(ports)
+
+
+def with_https_rr(options: Mapping[str, Any], port: Any, ports: frozenset[int]) -> Mapping[str, Any]:
+    """options with https_rr=True when port is one of ports (an integration's
+    setting) and the call did not choose https_rr itself."""
+    if not ports or "https_rr" in options:
+        return options
+    try:
+        number = port_of(port)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return options  # create_connection raises its own error for it
+    return {**options, "https_rr": True} if number in ports else options
 
 
 def family_of(value: Any) -> int:
@@ -420,6 +500,7 @@ def build_request(
         nameservers=nameservers,
         hosts=static_hosts(more["hosts"]) if more.get("hosts") is not None else (),
         trace_files=trace_files_of(more.get("trace_files")),
+        alpn=alpn_of(more.get("alpn")),
         socket_timeout=sock_timeout,
         connect_timeout_from_socket=from_socket,
         **plain,

@@ -188,19 +188,23 @@ def report_of(sock: socket.socket) -> Report | None:
     return _reports.get(sock)
 
 
-def connect_reporting(req: ConnectRequest, all_errors: bool) -> socket.socket:
-    """create_connection with the race recorded: a handle driven by this
-    thread in slices (as connect_blocking's slow path), its report read
-    before the handle is released (and its trace_files written, if any).
-    hev2_connect_wait is not used: it releases a won race's handle before
-    returning."""
+def connect_reporting(req: ConnectRequest, all_errors: bool, report: bool = True) -> socket.socket:
+    """create_connection with the handle kept until the outcome is read:
+    the race recorded for its report (report), and/or the HTTPS query's
+    outcome read (req.https_rr: hev2.service_of). A handle driven by this
+    thread in slices (as connect_blocking's slow path), its report and
+    service read before the handle is released (and its trace_files
+    written, if any). hev2_connect_wait is not used: it releases a won
+    race's handle before returning."""
     from ._errors import to_exception
+    from ._service import keep, read_service
 
-    handle = Handle(req, waiter=True, record=True)
+    handle = Handle(req, waiter=True, record=report, blocking=req.fd_blocks())
     try:
         while not handle.wait(WAIT_SLICE_MS):
             pass
-        rep = read_report(handle.id)
+        rep = read_report(handle.id) if report else None
+        service = read_service(handle.id) if req.https_rr else None
         if req.trace_files:
             handle.write_traces()  # before the winner's fd is handed over
         outcome = handle.outcome()
@@ -210,8 +214,13 @@ def connect_reporting(req: ConnectRequest, all_errors: bool) -> socket.socket:
         handle.close()
     if not isinstance(outcome, Winner):
         exc = to_exception(outcome, all_errors)
-        exc.hev2_report = rep  # type: ignore[attr-defined]
+        if report:
+            exc.hev2_report = rep  # type: ignore[attr-defined]
+        if req.https_rr:
+            exc.hev2_service = service  # type: ignore[attr-defined]
         raise exc
-    sock = wrap_socket(outcome, req)
-    _reports[sock] = rep
+    sock = wrap_socket(outcome, req, fd_blocking=req.fd_blocks())
+    if rep is not None:
+        _reports[sock] = rep
+    keep(sock, service)
     return sock

@@ -18,7 +18,7 @@ import socket
 import sys
 
 from ._connect import create_connection as hev2_create_connection
-from ._options import DEFAULT_TIMEOUT
+from ._options import DEFAULT_TIMEOUT, with_https_rr
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (mypy knows the name)
 if TYPE_CHECKING:
@@ -29,9 +29,13 @@ if TYPE_CHECKING:
 MODULE = "urllib3.util.connection"
 
 
-def make_create_connection(original: CreateConnection, defaults: dict[str, Any]) -> CreateConnection:
+def make_create_connection(
+    original: CreateConnection, defaults: dict[str, Any], https_ports: frozenset[int] = frozenset()
+) -> CreateConnection:
     """urllib3's create_connection with hev2's race; ``defaults`` are
-    install()'s hev2 options."""
+    install()'s hev2 options, ``https_ports`` the ports its https_rr
+    setting applies to (urllib3 wraps the socket in TLS for the URL's host
+    afterwards: SNI and the certificate check stay the origin's)."""
 
     def create_connection(
         address: tuple[str, int],
@@ -49,7 +53,7 @@ def make_create_connection(original: CreateConnection, defaults: dict[str, Any])
             # urllib3's own error for a name IDNA cannot encode
             # (LocationParseError), raised by its own function.
             return original(address, timeout, source_address, socket_options)
-        options = dict(defaults)
+        options = dict(with_https_rr(defaults, port, https_ports))
         # urllib3 asks for IPv4 only when this host cannot bind an IPv6
         # address (HAS_IPV6); keep that decision.
         module = sys.modules.get(MODULE)

@@ -20,6 +20,7 @@ from ._options import ConnectRequest, build_request
 
 if TYPE_CHECKING:
     from ._errors import Failure
+    from ._service import HTTPSOutcome
 
 P = TypeVar("P", bound=asyncio.BaseProtocol)
 
@@ -30,6 +31,13 @@ PASSED_THROUGH = ("ssl", "server_hostname", "ssl_handshake_timeout", "ssl_shutdo
 
 async def connect(req: ConnectRequest) -> Winner | Failure:
     """Runs one connection to its outcome without blocking the loop."""
+    outcome, _ = await connect_service(req)
+    return outcome
+
+
+async def connect_service(req: ConnectRequest) -> tuple[Winner | Failure, HTTPSOutcome | None]:
+    """connect, with what its HTTPS query gave (req.https_rr; else None),
+    read before the handle is released."""
     loop = asyncio.get_running_loop()
     # Driven by a library thread (not waiter=True as create_connection's):
     # the loop must not block in hev2_wait, it watches the handle's fd.
@@ -45,6 +53,11 @@ async def connect(req: ConnectRequest) -> Winner | Failure:
                 # Before release closes the fd: the loop must not watch a
                 # closed (and maybe reused) fd number.
                 loop.remove_reader(fd)
+        service = None
+        if req.https_rr:
+            from ._service import read_service
+
+            service = read_service(handle.id)
         outcome = handle.outcome()
         if req.trace_files:
             # The library writes the files (a few KiB: not worth a thread);
@@ -55,7 +68,7 @@ async def connect(req: ConnectRequest) -> Winner | Failure:
                 if isinstance(outcome, Winner):
                     os.close(outcome.fd)
                 raise
-        return outcome
+        return outcome, service
     finally:
         handle.close()
 
@@ -106,24 +119,37 @@ async def create_connection(
     ``ssl_handshake_timeout``, ``ssl_shutdown_timeout``, ``local_addr``,
     ``family``, ``happy_eyeballs_delay`` (→ connection_attempt_delay),
     ``interleave`` (→ first_address_family_count), ``all_errors``, and every
-    keyword of ``hev2.create_connection`` (resolv_timeout, open_timeout ...).
+    keyword of ``hev2.create_connection`` (resolv_timeout, open_timeout,
+    https_rr, alpn, ech ...). With ``https_rr=True``, ``hev2.service_of``
+    of the transport says which HTTPS service the connection came from;
+    with ``ssl``, the TLS server name stays ``host`` (or the
+    ``server_hostname`` given), never a service's target.
     """
     req, all_errors, passed = _request(host, port, kwargs)
-    outcome = await connect(req)
+    outcome, service = await connect_service(req)
     if not isinstance(outcome, Winner):
         # Not imported by `import hev2` (dataclasses); the first connection loaded it.
         from ._errors import to_exception
 
-        raise to_exception(outcome, all_errors)
+        exc = to_exception(outcome, all_errors)
+        if req.https_rr:
+            exc.hev2_service = service  # type: ignore[attr-defined]
+        raise exc
     # Non-blocking as the library returns it; the loop's own setblocking(False)
     # puts the socket object in agreement.
     sock = socket_from(outcome)
     loop = asyncio.get_running_loop()
     try:
-        return await loop.create_connection(protocol_factory, sock=sock, **passed)
+        transport, protocol = await loop.create_connection(protocol_factory, sock=sock, **passed)
     except BaseException:
         sock.close()
         raise
+    if service is not None:
+        from ._service import keep
+
+        # hev2.service_of(transport), or of open_connection's StreamWriter.
+        keep(transport, service)
+    return transport, protocol
 
 
 async def open_connection(

@@ -40,6 +40,7 @@ from aiohttp.client_exceptions import (
 from aiohttp.helpers import ceil_timeout
 
 from ._connect import validate_defaults
+from ._options import https_rr_ports, with_https_rr
 
 if TYPE_CHECKING:
     from aiohttp.client_reqrep import ClientRequest
@@ -61,7 +62,13 @@ class TCPConnector(aiohttp.TCPConnector):
     """``aiohttp.TCPConnector`` (same arguments; ``family`` and ``local_addr``
     restrict and bind the race, ``resolver``/``use_dns_cache`` are unused)
     whose connections are made by hev2's race. ``hev2_options`` are hev2
-    keyword arguments (``resolv_timeout``, ``connection_attempt_delay`` ...)."""
+    keyword arguments (``resolv_timeout``, ``connection_attempt_delay`` ...).
+
+    ``hev2_options["https_rr"]`` is a setting: True asks the HTTPS record
+    (Happy Eyeballs v3) for connections to port 443, a collection of ports
+    for those (``{443, 8443}``); the record may redirect the connection to
+    another port, while aiohttp's TLS still sends the URL's host as its
+    server name and checks the certificate against it."""
 
     def __init__(self, *args: Any, hev2_options: dict[str, Any] | None = None, **kwargs: Any) -> None:
         if _version() not in SUPPORTED_VERSIONS:
@@ -70,9 +77,11 @@ class TCPConnector(aiohttp.TCPConnector):
                 f"{', '.join(f'{a}.{b}' for a, b in SUPPORTED_VERSIONS)}; this is aiohttp {aiohttp.__version__}"
             )
         options = dict(hev2_options or {})
+        https_ports = https_rr_ports(options.pop("https_rr", False))
         validate_defaults(options)
         super().__init__(*args, **kwargs)
         self._hev2_options = options
+        self._hev2_https_ports = https_ports
 
     async def _resolve_host(self, host: str, port: int, traces: list[Trace] | None = None) -> list[dict[str, Any]]:
         # The name itself, for _wrap_create_connection's race to resolve.
@@ -91,7 +100,7 @@ class TCPConnector(aiohttp.TCPConnector):
     ) -> tuple[asyncio.Transport, aiohttp.client_proto.ResponseHandler]:
         from . import aio
 
-        options = dict(self._hev2_options)
+        options = dict(with_https_rr(self._hev2_options, port, self._hev2_https_ports))
         if kwargs.get("family"):
             options.setdefault("family", kwargs["family"])
         if kwargs.get("local_addr"):

@@ -31,6 +31,7 @@ import httpx
 
 from ._connect import create_connection
 from ._connect import validate_defaults as _validate
+from ._options import https_rr_ports, with_https_rr
 
 # The backends' base classes: in httpcore.backends up to 0.16 (Debian 12),
 # at the top level (and httpcore._backends) from 0.17.
@@ -60,10 +61,12 @@ class Backend(SyncBackend):
     """httpcore's blocking network backend with hev2's race in connect_tcp.
 
     ``options`` are hev2 keyword arguments (``resolv_timeout=``,
-    ``connection_attempt_delay=`` ...), as ``hev2.create_connection`` takes.
+    ``connection_attempt_delay=`` ...), as ``hev2.create_connection`` takes,
+    and the setting ``https_rr`` (see ``HTTPTransport``).
     """
 
     def __init__(self, **options: Any) -> None:
+        self._https_ports = https_rr_ports(options.pop("https_rr", False))
         _validate(options)
         self._options = options
 
@@ -80,7 +83,7 @@ class Backend(SyncBackend):
             # httpcore's own backend calls socket.create_connection with the
             # same arguments: the timeout bounds the connection phase as it
             # does there (see hev2.create_connection).
-            sock = create_connection((host, port), timeout, source, **self._options)
+            sock = create_connection((host, port), timeout, source, **with_https_rr(self._options, port, self._https_ports))
         _set_options(sock, socket_options)
         # httpcore's own stream over the connected socket (TLS by its start_tls).
         return _sync_stream(sock)
@@ -101,6 +104,7 @@ class AsyncBackend(AsyncNetworkBackend):
     stream over asyncio's own streams (TLS by ``StreamWriter.start_tls``)."""
 
     def __init__(self, **options: Any) -> None:
+        self._https_ports = https_rr_ports(options.pop("https_rr", False))
         _validate(options)
         self._options = options
 
@@ -120,7 +124,8 @@ class AsyncBackend(AsyncNetworkBackend):
             # timeout bounds the whole connection phase, as httpcore's own
             # backend does with anyio.fail_after; cancelling cancels the race.
             reader, writer = await asyncio.wait_for(
-                aio.open_connection(host, port, local_addr=local, **self._options), timeout
+                aio.open_connection(host, port, local_addr=local, **with_https_rr(self._options, port, self._https_ports)),
+                timeout,
             )
         sock = writer.get_extra_info("socket")
         try:
@@ -199,7 +204,14 @@ class HTTPTransport(httpx.BaseTransport):
     """``httpx.HTTPTransport`` with hev2's race: takes its arguments (``verify``,
     ``cert``, ``http1``, ``http2``, ``limits``, ``trust_env``,
     ``local_address``, ``retries``; not ``proxy`` or ``uds``) and hev2's
-    options as keywords (``resolv_timeout=``, ``resolver=`` ...)."""
+    options as keywords (``resolv_timeout=``, ``resolver=`` ...).
+
+    ``https_rr`` is a setting here, as the network backend sees a host and
+    a port, not the URL: True asks the HTTPS record (Happy Eyeballs v3) for
+    connections to port 443, a collection of ports for those (``{443,
+    8443}``); the record may redirect the connection to another port,
+    while httpcore's TLS still sends the URL's host as its server name and
+    checks the certificate against it."""
 
     def __init__(
         self,

@@ -3,7 +3,17 @@
     hev2-client [--asyncio] [--resolv-timeout MS] [--connect-timeout MS]
         [--open-timeout MS] [--no-fast-fallback] [--family 4|6]
         [--resolver system|builtin] [--nameserver ADDR]... [--static NAME:ADDR[,ADDR]]...
-        [--no-nat64] [--repeat N] [--no-history] HOST PORT
+        [--no-nat64] [--repeat N] [--no-history] [--https-rr] [--alpn LIST] [--ech]
+        HOST PORT
+
+--https-rr asks the HTTPS record too (https_rr=True), --alpn LIST gives the
+protocols the caller's TLS offers (comma-separated: alpn=[...]), --ech says
+it uses ECH (ech=True). The line's "svcb" is what the HTTPS query gave
+(hev2.service_of), as hev2-connect prints it: null when no HTTPS query was
+made, else {"state": ..., "service": null | {"priority", "target", "port",
+"alpn", "ech"}} (service: the record the winner came from, null when it
+came from the origin's own addresses; port 0: the origin's port; ech: the
+record carries an ECH configuration).
 
 --repeat N connects N times, one after the other, in this process: the line
 is the first connect's, with "runs" listing every one (the Python API tells
@@ -60,6 +70,9 @@ def parse(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--chrome-trace", metavar="FILE", help="write the race as a Chrome trace")
     p.add_argument("--repeat", type=int, default=1, metavar="N", help="connect N times, one after the other")
     p.add_argument("--no-history", action="store_true", help="neither read nor feed the network's history")
+    p.add_argument("--https-rr", action="store_true", help="ask the HTTPS record (RFC 9460) too")
+    p.add_argument("--alpn", metavar="LIST", help="the protocols your TLS offers, comma-separated (default h2,http/1.1)")
+    p.add_argument("--ech", action="store_true", help="your TLS uses ECH: wait for the HTTPS answer")
     p.add_argument("host")
     p.add_argument("port")
     return p.parse_args(argv)
@@ -89,6 +102,13 @@ def options(args: argparse.Namespace) -> dict[str, Any]:
         kw["nat64"] = False
     if args.nameserver:
         kw["nameservers"] = args.nameserver
+    if args.https_rr:
+        kw["https_rr"] = True
+    if args.alpn is not None:
+        # Each entry is the package's to check (an empty one is a ValueError: usage).
+        kw["alpn"] = args.alpn.split(",")
+    if args.ech:
+        kw["ech"] = True
     files = {k: v for k, v in (("svg", args.svg), ("qlog", args.qlog), ("chrome", args.chrome_trace)) if v}
     if files:
         kw["trace_files"] = files
@@ -108,10 +128,11 @@ def connect_blocking(host: str, port: str, kw: dict[str, Any]) -> socket.socket:
     return hev2.create_connection((host, port), None, **kw)
 
 
-def connect_asyncio(host: str, port: str, kw: dict[str, Any]) -> tuple[tuple[Any, ...], float]:
-    """(peer, seconds): only open_connection is timed, not the loop's set-up."""
+def connect_asyncio(host: str, port: str, kw: dict[str, Any]) -> tuple[tuple[Any, ...], float, hev2.HTTPSOutcome | None]:
+    """(peer, seconds, HTTPS outcome): only open_connection is timed, not
+    the loop's set-up."""
 
-    async def run() -> tuple[tuple[Any, ...], float]:
+    async def run() -> tuple[tuple[Any, ...], float, hev2.HTTPSOutcome | None]:
         start = time.monotonic()
         try:
             reader, writer = await hev2.aio.open_connection(host, port, **kw)
@@ -120,14 +141,29 @@ def connect_asyncio(host: str, port: str, kw: dict[str, Any]) -> tuple[tuple[Any
             raise
         elapsed = time.monotonic() - start
         peer = writer.get_extra_info("peername")
+        service = hev2.service_of(writer)
         writer.close()  # through the transport: the loop owns the fd
         await writer.wait_closed()
-        return peer, elapsed
+        return peer, elapsed, service
 
     return asyncio.run(run())
 
 
-def success(peer: tuple[Any, ...], elapsed: float) -> dict[str, Any]:
+def svcb(outcome: hev2.HTTPSOutcome | None) -> dict[str, Any] | None:
+    """The contract's "svcb": hev2-connect's words for the HTTPS outcome (a
+    race that ended before the answer, "pending", is its "timeout")."""
+    if outcome is None:
+        return None
+    svc = outcome.service
+    return {
+        "state": "timeout" if outcome.state == "pending" else outcome.state,
+        "service": None
+        if svc is None
+        else {"priority": svc.priority, "target": svc.target, "port": svc.port, "alpn": list(svc.alpn), "ech": svc.ech is not None},
+    }
+
+
+def success(peer: tuple[Any, ...], elapsed: float, service: hev2.HTTPSOutcome | None) -> dict[str, Any]:
     address = peer[0]
     return {
         "ok": True,
@@ -135,6 +171,7 @@ def success(peer: tuple[Any, ...], elapsed: float) -> dict[str, Any]:
         "family": "ipv6" if ":" in address else "ipv4",
         "port": peer[1],
         "elapsed_ms": round(elapsed * 1000, 3),
+        "svcb": svcb(service),
     }
 
 
@@ -145,7 +182,7 @@ def failure(exc: BaseException, elapsed: float) -> dict[str, Any]:
         if f is not None
         else {"errno": "", "eai": "", "timeout": "", "message": f"{type(exc).__name__}: {exc}"}
     )
-    return {"ok": False, "elapsed_ms": round(elapsed * 1000, 3), "error": error}
+    return {"ok": False, "elapsed_ms": round(elapsed * 1000, 3), "error": error, "svcb": svcb(getattr(exc, "hev2_service", None))}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -186,14 +223,15 @@ def connect_once(args: argparse.Namespace, kw: dict[str, Any]) -> tuple[dict[str
     start = time.monotonic()
     try:
         if args.asyncio:
-            peer, elapsed = connect_asyncio(args.host, args.port, kw)
+            peer, elapsed, service = connect_asyncio(args.host, args.port, kw)
         else:
             with connect_blocking(args.host, args.port, kw) as sock:
                 elapsed = time.monotonic() - start
                 peer = sock.getpeername()
+                service = hev2.service_of(sock)
     except (OSError, ExceptionGroup) as e:
         return failure(e, getattr(e, "elapsed", time.monotonic() - start)), 1
-    return success(peer, elapsed), 0
+    return success(peer, elapsed, service), 0
 
 
 if __name__ == "__main__":

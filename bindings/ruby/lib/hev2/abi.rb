@@ -201,6 +201,19 @@ module Hev2
       5 => "canceled",
     }.freeze
 
+    # what the HTTPS query gave (HEV2_HTTPS_*) -> hev2-connect's JSON name
+    HTTPS_STATE_NAMES = {
+      0 => "none",
+      1 => "answered",
+      2 => "nodata",
+      3 => "nxdomain",
+      4 => "failed",
+      5 => "timeout",
+      6 => "malformed",
+      7 => "alias-limit",
+      8 => "pending",
+    }.freeze
+
     # resolver (HEV2_RESOLVER_*) -> name
     RESOLVER_NAMES = {
       0 => "default",

@@ -21,7 +21,7 @@ module Hev2
   Request = Struct.new(
     :host, :port, :local_host, :local_port,
     *PlainOptions::FIELDS,
-    :family, :resolver, :nameservers, :addresses, :trace, :trace_files, :report,
+    :family, :resolver, :nameservers, :addresses, :trace, :trace_files, :report, :alpn,
     keyword_init: true
   )
 
@@ -31,7 +31,7 @@ module Hev2
     # Hev2.tcp): the plain options (generated), then the gem's own.
     # Durations are in seconds, like Ruby's timeouts.
     EXTRA_KEYWORDS = (PlainOptions::KEYWORDS + %i[
-      family resolver nameservers addresses trace trace_files report
+      family resolver nameservers addresses trace trace_files report alpn
     ]).freeze
 
     # trace_files: keys -> the library's trace formats (hev2_write_trace).
@@ -77,6 +77,7 @@ module Hev2
         trace: callable(more[:trace]),
         trace_files: trace_files(more[:trace_files]),
         report: more.key?(:report) ? boolean(more[:report], "report") : false,
+        alpn: alpn(more[:alpn]),
       )
     end
 
@@ -313,6 +314,28 @@ module Hev2
       return nil if value.nil?
       list = Array.try_convert(value) or raise TypeError, "addresses must be an Array of IP address Strings"
       list.map { |a| list_item(a, "address", ",; \t\r\n") }
+    end
+
+    # alpn: the protocols the caller's TLS offers, in its order (["h2",
+    # "http/1.1"]; nil: the library's default, those two), each one name
+    # of the library's comma-separated list: not empty, no comma or NUL.
+    # How many and how long is the library's rule (at most 16, 1 to 255
+    # bytes each): its ArgumentError.
+    def alpn(value)
+      return nil if value.nil?
+      list = value.is_a?(String) ? nil : Array.try_convert(value)
+      raise TypeError, "alpn must be an Array of Strings such as [\"h2\", \"http/1.1\"], not #{value.class}" unless list
+      raise ArgumentError, "alpn is empty: name at least one protocol (or leave it out for h2 and http/1.1)" if list.empty?
+
+      list.map do |p|
+        s = String.try_convert(p) or raise TypeError, "alpn entry #{p.inspect} is not a String"
+        raise ArgumentError, "alpn holds an empty protocol name" if s.empty?
+        if s.count(",\0").positive?
+          raise ArgumentError, "alpn entry #{s.inspect} holds a comma or a NUL (one protocol name per entry)"
+        end
+
+        s
+      end
     end
 
     # A String that goes into one of the library's lists ("a,b", "N:A;...")

@@ -7,6 +7,7 @@ require_relative "scratch"
 require_relative "errors"
 require_relative "events"
 require_relative "report"
+require_relative "service"
 require_relative "nogvl"
 require_relative "plain_options"
 
@@ -109,7 +110,7 @@ module Hev2
         # handle is not needed afterwards and the extension is there; nil
         # when it cannot take the host (hev2_connect explains).
         r = NoGVL.connect(CONNECT_WAIT_ADDRESS, host, s.port_string(port), options, s.address + Scratch::OUT) if
-          waiter && !(req && (req.trace || req.trace_files || req.report))
+          waiter && !(req && (req.trace || req.trace_files || req.report || req.https_rr))
         if r.nil?
           r = CONNECT.call(Fiddle::Pointer[host].to_i, host.bytesize, s.port_string(port),
                            options, s.address + Scratch::OUT)
@@ -127,11 +128,18 @@ module Hev2
             wait(conn, s, host, port)
           end
           write_traces(conn, s, req.trace_files, host, port) if req&.trace_files
-          sock = if req&.report
-                   reported(conn, s, host, port, klass, req)
-                 else
-                   outcome(conn, s, host, port, req&.trace, klass, req)
-                 end
+          service = Service.read(conn, s) if req&.https_rr
+          sock = begin
+            if req&.report
+              reported(conn, s, host, port, klass, req)
+            else
+              outcome(conn, s, host, port, req&.trace, klass, req)
+            end
+          rescue Exception => e # rubocop:disable Lint/RescueException -- re-raised at once
+            e.extend(Failure).hev2_service = service if service && !e.frozen?
+            raise
+          end
+          sock.instance_variable_set(:@hev2_service, service) if service
           kept(sock)
         ensure
           RELEASE.call(conn) # cancels if still running; closes what we did not take
@@ -363,6 +371,7 @@ module Hev2
       pointer.(:local_host, req.local_host)
       pointer.(:nameservers, req.nameservers&.join(","))
       pointer.(:static_hosts, statics)
+      pointer.(:alpn, req.alpn&.join(","))
       [host, keep]
     end
 

@@ -145,6 +145,9 @@ module Hev2
     # The race's establishment report (Hev2::Report) when Hev2.tcp was
     # given report: true, else nil.
     attr_accessor :hev2_report
+    # What the HTTPS query gave (Hev2::Service) when Hev2.tcp was given
+    # https_rr: true and a query was made, else nil.
+    attr_accessor :hev2_service
   end
 
   EAI_NAMES = Socket.constants.grep(/\AEAI_/).each_with_object({}) do |name, h|

@@ -35,6 +35,10 @@ module Hev2
     REPORT_ATTEMPT = ABI::OFFSETS.fetch(:hev2_report_attempt_info)
     REPORT_ATTEMPT_SIZE = ABI::SIZES.fetch(:hev2_report_attempt_info)
 
+    # What the HTTPS query gave (1.5).
+    SERVICE = ABI::OFFSETS.fetch(:hev2_service_info)
+    SERVICE_SIZE = ABI::SIZES.fetch(:hev2_service_info)
+
     ADDRSTRLEN = ABI::ADDRSTRLEN
     DETAILLEN = ABI::DETAILLEN
   end

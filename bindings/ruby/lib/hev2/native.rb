@@ -62,6 +62,8 @@ module Hev2
       hev2_report_attempt: [[U, I, U], I],
       hev2_set_history: [[I], I],
       hev2_clear_history: [[], I],
+      # 1.5: what the HTTPS query gave (Hev2.tcp(..., https_rr: true))
+      hev2_service: [[U, U], I],
     }.freeze
 
     handle, PATH = Library.open

@@ -30,7 +30,12 @@ module Hev2
     REPORT = after.(STATS, Layout::STATS_SIZE)                        # hev2_report_info
     REPORT_LOOKUP = after.(REPORT, Layout::REPORT_SIZE)               # hev2_report_lookup_info
     REPORT_ATTEMPT = after.(REPORT_LOOKUP, Layout::REPORT_LOOKUP_SIZE) # hev2_report_attempt_info
-    if REPORT_ATTEMPT + Layout::REPORT_ATTEMPT_SIZE > BYTES
+    SERVICE = after.(REPORT_ATTEMPT, Layout::REPORT_ATTEMPT_SIZE)      # hev2_service_info
+    # The rest: hev2_service's buffer for an ECH configuration (a longer
+    # one is read again into a buffer of its size).
+    ECH = after.(SERVICE, Layout::SERVICE_SIZE)
+    ECH_SIZE = BYTES - ECH
+    if ECH_SIZE < 256
       raise "hev2: Scratch::BYTES is too small for the structs"
     end
     POOL_MAX = 64
@@ -60,6 +65,7 @@ module Hev2
       put_u64(REPORT + Layout::REPORT[:size], Layout::REPORT_SIZE)
       put_u64(REPORT_LOOKUP + Layout::REPORT_LOOKUP[:size], Layout::REPORT_LOOKUP_SIZE)
       put_u64(REPORT_ATTEMPT + Layout::REPORT_ATTEMPT[:size], Layout::REPORT_ATTEMPT_SIZE)
+      put_u64(SERVICE + Layout::SERVICE[:size], Layout::SERVICE_SIZE)
     end
 
     def i32(offset)
