@@ -31,4 +31,4 @@ bench-resolvers: $(BUILD)/gai_loop ## system and built-in resolver vs a plain ge
 # hev2-resolve: look a name up as hev2 does (both families at once) and
 # print each family's answer or getaddrinfo code, errno and the counters.
 $(BUILD)/hev2-resolve: $(shell find tests/cmd/hev2-resolve core internal -name '*.go' -not -name '*_test.go') go.mod go.sum
-	$(GO) build -o $@ ./cmd/hev2-resolve
+	$(GO) build -o $@ ./tests/cmd/hev2-resolve

@@ -29,9 +29,9 @@ SCENARIO_RUNS ?= 3
 testbed-tools: $(TESTBED_BIN) $(TESTBED_DIAL) $(TESTBED_GONET) ## build hev2-testbed, hev2-dial and the net.Dialer peer
 
 $(TESTBED_BIN): $(TESTBED_GO_SOURCES)
-	$(GO) build -o $@ ./cmd/hev2-testbed
+	$(GO) build -o $@ ./tests/cmd/hev2-testbed
 $(TESTBED_DIAL): $(TESTBED_GO_SOURCES)
-	$(GO) build -o $@ ./cmd/hev2-dial
+	$(GO) build -o $@ ./tests/cmd/hev2-dial
 $(TESTBED_GONET): $(TESTBED_GO_SOURCES)
 	$(GO) build -o $@ ./tests/testbed/peers/gonet
 

@@ -50,7 +50,7 @@ func TestJudge(t *testing.T) {
 		{"repeat: a later connect failed", repeat, 1, withRuns(v4(260, ""), v4(3, ""), ClientRun{Error: &ClientError{Errno: "ECONNREFUSED"}}), Fail},
 	}...)
 	for _, c := range cases {
-		got, reason := judge(c.row, c.exit, &c.res)
+		got, reason := judge(c.row, 8080, c.exit, &c.res)
 		if got != c.want {
 			t.Errorf("%s: verdict %v (%s), want %v", c.name, got, reason, c.want)
 		}
