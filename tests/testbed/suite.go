@@ -86,11 +86,11 @@ func probeFeatures(ctx context.Context, bed *Bed, client []string, rows []Scenar
 		if res.ExitCode != ExitUsage {
 			continue
 		}
-		why := fmt.Sprintf("the client answers 2 (usage) to %s: %s", strings.Join(f.Probe, " "), firstLine(res.Stderr))
 		if sel.Require[f.Name] {
-			return nil, fmt.Errorf("testbed: --require %s: %s", f.Name, why)
+			return nil, fmt.Errorf("testbed: --require %s: the client answers 2 (usage) to %s: %s",
+				f.Name, strings.Join(f.Probe, " "), firstLine(res.Stderr))
 		}
-		missing[f.Name] = why
+		missing[f.Name] = firstLine(res.Stderr)
 	}
 	return missing, nil
 }
@@ -98,15 +98,15 @@ func probeFeatures(ctx context.Context, bed *Bed, client []string, rows []Scenar
 // ExitUsage is the contract's exit status for a usage error.
 const ExitUsage = 2
 
-// notApplicable says why row cannot run with a client missing features
-// ("" when it can).
-func notApplicable(row Scenario, missing map[string]string) string {
+// notApplicable says why row cannot run with a client missing features,
+// and what the client said when probed ("" when it can run).
+func notApplicable(row Scenario, missing map[string]string) (why, said string) {
 	for _, f := range OptionalFeatures {
-		if why, ok := missing[f.Name]; ok && f.uses(row) {
-			return "not applicable: " + why
+		if said, ok := missing[f.Name]; ok && f.uses(row) {
+			return "not applicable: no " + f.Name + " (the client answers 2 to " + strings.Join(f.Probe, " ") + ")", said
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // ParseList turns "a,b,c" into a set.
@@ -212,8 +212,8 @@ func RunSuiteTraced(ctx context.Context, bed *Bed, client []string, rows []Scena
 			results[i] = RowResult{Scenario: row, Verdict: Excluded, Reason: reason}
 			continue
 		}
-		if why := notApplicable(row, missing); why != "" {
-			results[i] = RowResult{Scenario: row, Verdict: NotApplicable, Reason: why}
+		if why, said := notApplicable(row, missing); why != "" {
+			results[i] = RowResult{Scenario: row, Verdict: NotApplicable, Reason: why, Stderr: said}
 			continue
 		}
 		wg.Add(1)
@@ -284,19 +284,21 @@ func PrintSuite(w io.Writer, client string, results []RowResult) {
 func NotApplicableSummary(client string, results []RowResult) []string {
 	var reasons []string
 	rows := map[string][]string{}
+	said := map[string]string{}
 	for _, r := range results {
 		if r.Verdict != NotApplicable {
 			continue
 		}
 		if _, ok := rows[r.Reason]; !ok {
 			reasons = append(reasons, r.Reason)
+			said[r.Reason] = r.Stderr
 		}
 		rows[r.Reason] = append(rows[r.Reason], r.Scenario.Name)
 	}
 	var out []string
 	for _, why := range reasons {
-		out = append(out, fmt.Sprintf("N/A: %d rows not applicable to %s (%s): %s", len(rows[why]), client,
-			strings.TrimPrefix(why, "not applicable: "), strings.Join(rows[why], " ")))
+		out = append(out, fmt.Sprintf("N/A: %d rows not applicable to %s, %s, which said %q: %s", len(rows[why]), client,
+			strings.TrimPrefix(why, "not applicable: "), said[why], strings.Join(rows[why], " ")))
 	}
 	return out
 }
