@@ -91,9 +91,7 @@ func PrintTable(w io.Writer, clients []Client, rows []Scenario, table [][]RowRes
 	fmt.Fprintln(w)
 	var notes []string
 	for ci, c := range clients {
-		for _, line := range NotApplicableSummary(c.Name, table[ci]) {
-			notes = append(notes, line)
-		}
+		notes = append(notes, NotApplicableSummary(c.Name, table[ci])...)
 	}
 	for ri, row := range rows {
 		fmt.Fprintf(w, "%-*s %10s", first, row.Name, fmt.Sprintf("%.0f±%.0f", row.IdealMS, row.TolMS))
