@@ -178,14 +178,16 @@ test-capi-install: capi ## make install into a scratch prefix, build and run a p
 # built-in resolver with the race driven by the waiting thread. Every run
 # also has each row's race written as SVG, qlog and Chrome trace
 # (--svg/--qlog/--chrome-trace, into $(BUILD)/traces/<run>/<row>.*) and
-# checks them: valid, and the race the JSON line reports. Root only.
+# checks them: valid, and the race the JSON line reports. The HTTPS rows run
+# in every one (--require: hev2-connect has --https-rr and --ech). Root only.
 test-capi-scenarios: capi testbed-tools ## the scenario suite with hev2-connect --json as client (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-capi-scenarios needs root (network namespaces)"; exit 0; fi; \
-	$(TESTBED_SUITE) --trace-files $(BUILD)/traces/c --client "$(CURDIR)/$(BUILD)/hev2-connect --json"; \
-	$(TESTBED_SUITE) --trace-files $(BUILD)/traces/c-waiter --client "$(CURDIR)/$(BUILD)/hev2-connect --json --drive waiter"; \
-	$(TESTBED_SUITE) --trace-files $(BUILD)/traces/c-waiter-builtin --client "$(CURDIR)/$(BUILD)/hev2-connect --json --drive waiter --resolver builtin"; \
-	$(TESTBED_SUITE) --trace-files $(BUILD)/traces/c-builtin --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin"; \
-	$(TESTBED_SUITE) --trace-files $(BUILD)/traces/c-nameserver --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin --nameserver [2001:db8::53]:53"
+	set -e; \
+	$(TESTBED_SUITE) --require https-rr,ech --trace-files $(BUILD)/traces/c --client "$(CURDIR)/$(BUILD)/hev2-connect --json"; \
+	$(TESTBED_SUITE) --require https-rr,ech --trace-files $(BUILD)/traces/c-waiter --client "$(CURDIR)/$(BUILD)/hev2-connect --json --drive waiter"; \
+	$(TESTBED_SUITE) --require https-rr,ech --trace-files $(BUILD)/traces/c-waiter-builtin --client "$(CURDIR)/$(BUILD)/hev2-connect --json --drive waiter --resolver builtin"; \
+	$(TESTBED_SUITE) --require https-rr,ech --trace-files $(BUILD)/traces/c-builtin --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin"; \
+	$(TESTBED_SUITE) --require https-rr,ech --trace-files $(BUILD)/traces/c-nameserver --client "$(CURDIR)/$(BUILD)/hev2-connect --json --resolver builtin --nameserver [2001:db8::53]:53"
 
 SCENARIO_CLIENTS += --client "hev2-c=$(CURDIR)/$(BUILD)/hev2-connect --json"
 

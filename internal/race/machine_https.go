@@ -252,7 +252,7 @@ func (m *Machine) useServices(now time.Duration, records []ServiceRecord, owner 
 	}
 	m.trace(now, TraceEvent{Kind: TraceServiceState, Detail: HTTPSAnswered.String(), Attempt: len(usable)})
 	for k, u := range usable {
-		m.trace(now, TraceEvent{Kind: TraceServiceAdded, Attempt: k + 1, Detail: describeService(&u.svc)})
+		m.trace(now, TraceEvent{Kind: TraceServiceAdded, Attempt: k + 1, Detail: describeService(&u.svc), Addrs: m.hintsUsed(u.rec, &u.svc)})
 	}
 	if c.ECH && allECH {
 		s.noOrigin = true
@@ -280,22 +280,31 @@ func (m *Machine) useServices(now time.Duration, records []ServiceRecord, owner 
 				m.startServiceLookup(now, u.svc.Target, q)
 			}
 		}
-		for _, q := range m.addressQueries() {
-			hints := u.rec.IPv4Hint
-			if q == QueryAAAA {
-				hints = u.rec.IPv6Hint
-			}
-			if sameName(u.svc.Target, m.cfg.Host) && m.lookups[q.Index()].info.Done {
-				continue // the target's answer is in: hints are not needed
-			}
-			for _, a := range addrsOfFamily(hints, q.Family()) {
-				added = m.admitOne(now, endpoint{addr: a, port: port, origin: OriginHint, service: idx, hint: true}) || added
-			}
+		for _, a := range m.hintsUsed(u.rec, &u.svc) {
+			added = m.admitOne(now, endpoint{addr: a, port: port, origin: OriginHint, service: idx, hint: true}) || added
 		}
 	}
 	if added {
 		m.reorder()
 	}
+}
+
+// hintsUsed are the address hints of rec the race tries for svc: those of
+// the families it asks, unless the target is the origin whose answer of
+// that family is in already (the hints are not needed then).
+func (m *Machine) hintsUsed(rec ServiceRecord, svc *Service) []netip.Addr {
+	var out []netip.Addr
+	for _, q := range m.addressQueries() {
+		hints := rec.IPv4Hint
+		if q == QueryAAAA {
+			hints = rec.IPv6Hint
+		}
+		if sameName(svc.Target, m.cfg.Host) && m.lookups[q.Index()].info.Done {
+			continue
+		}
+		out = append(out, addrsOfFamily(hints, q.Family())...)
+	}
+	return out
 }
 
 // addressQueries are the address lookups the race makes (its family

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hev2/hev2/internal/race"
@@ -35,10 +36,11 @@ type chromeEvent struct {
 // Track ids: lookups first, then the delays, then attempts.
 const (
 	chromePID         = 1
-	tidLookups        = 1   // + index in start order
-	tidResolution     = 10  // the Resolution Delay
-	tidAttemptDelay   = 11  // the Connection Attempt Delay
-	tidAttemptsOffset = 100 // + attempt id
+	tidLookups        = 1       // + index in start order
+	tidResolution     = 10      // the Resolution Delay
+	tidAttemptDelay   = 11      // the Connection Attempt Delay
+	tidAttemptsOffset = 100     // + attempt id
+	tidServices       = 1 << 20 // + index: the HTTPS part's lookups
 )
 
 func us(d time.Duration) int64 { return int64(d / time.Microsecond) }
@@ -82,6 +84,32 @@ func WriteChromeTrace(w io.Writer, events []race.TraceEvent, meta Meta) error {
 			end["error"] = errCode(l.err)
 		}
 		span(tid, "lookup", l.start, m.laneEnd(l.outcome, l.end), map[string]any{"record": recordType(l.family)}, end)
+	}
+	for i, l := range m.services {
+		// The HTTPS part's lookups (Happy Eyeballs v3), after the
+		// address lookups: span "service-lookup".
+		tid := tidServices + i
+		track(tid, l.query.String()+" "+strings.TrimSuffix(l.name, "."), order)
+		order++
+		end := map[string]any{"outcome": l.outcome}
+		if len(l.addrs) > 0 {
+			addrs := make([]string, len(l.addrs))
+			for k, a := range l.addrs {
+				addrs[k] = a.String()
+			}
+			end["addresses"] = addrs
+		}
+		if l.query == race.QueryHTTPS && l.outcome == outAnswered {
+			end["service_records"] = l.records
+		}
+		if l.err != nil {
+			end["error"] = errCode(l.err)
+		}
+		span(tid, "service-lookup", l.start, m.laneEnd(l.outcome, l.end), map[string]any{"record": l.query.String(), "name": l.name}, end)
+	}
+	if m.httpsState != "" {
+		spans = append(spans, chromeEvent{Name: "https-state", Phase: "i", Scope: "p", TS: us(m.httpsStateAt), PID: chromePID,
+			Args: map[string]any{"state": m.httpsState, "services": len(m.svcs)}})
 	}
 	if len(m.rd) > 0 {
 		track(tidResolution, "Resolution Delay", order)

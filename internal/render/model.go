@@ -2,6 +2,8 @@ package render
 
 import (
 	"net/netip"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hev2/hev2/internal/race"
@@ -81,6 +83,13 @@ type model struct {
 	doneErr error
 	winner  int // attempt id, -1 if none
 	end     time.Duration
+
+	// The HTTPS part: its lookups in the order they started, its state
+	// ("" until final), its services.
+	services     []*serviceLane
+	httpsState   string
+	httpsStateAt time.Duration
+	svcs         []service
 }
 
 // build rebuilds the race from events. It tolerates any sequence (a
@@ -91,6 +100,14 @@ func build(events []race.TraceEvent) *model {
 	lookup := func(f race.Family) *lookupLane {
 		for _, l := range m.lookups {
 			if l.family == f {
+				return l
+			}
+		}
+		return nil
+	}
+	serviceLookup := func(q race.QueryKind, name string) *serviceLane {
+		for _, l := range m.services {
+			if l.query == q && l.name == name {
 				return l
 			}
 		}
@@ -127,6 +144,28 @@ func build(events []race.TraceEvent) *model {
 			default:
 				l.outcome = outCanceled
 			}
+		case race.TraceServiceLookupStarted:
+			if serviceLookup(ev.Query, ev.Detail) == nil {
+				m.services = append(m.services, &serviceLane{query: ev.Query, name: ev.Detail, start: ev.At, outcome: outPending})
+			}
+		case race.TraceServiceLookupAnswered, race.TraceServiceLookupFailed, race.TraceServiceLookupCanceled:
+			l := serviceLookup(ev.Query, ev.Detail)
+			if l == nil || l.outcome != outPending {
+				continue
+			}
+			l.end, l.err = ev.At, ev.Err
+			switch ev.Kind {
+			case race.TraceServiceLookupAnswered:
+				l.outcome, l.addrs, l.records = outAnswered, ev.Addrs, ev.Attempt
+			case race.TraceServiceLookupFailed:
+				l.outcome = outFailed
+			default:
+				l.outcome = outCanceled
+			}
+		case race.TraceServiceState:
+			m.httpsState, m.httpsStateAt = ev.Detail, ev.At
+		case race.TraceServiceAdded:
+			m.svcs = append(m.svcs, parseService(ev))
 		case race.TraceResolutionDelay:
 			m.rd = append(m.rd, timerSpan{start: ev.At, until: ev.Until, end: -1})
 		case race.TraceAttemptDelay:
@@ -222,4 +261,89 @@ func (m *model) laneEnd(outcome string, end time.Duration) time.Duration {
 		return m.end
 	}
 	return end
+}
+
+// serviceLane is one lookup of the HTTPS part (Happy Eyeballs v3): the
+// HTTPS query of the query name or of an alias target, or a service
+// target's A/AAAA.
+type serviceLane struct {
+	query      race.QueryKind
+	name       string
+	start, end time.Duration
+	outcome    string
+	addrs      []netip.Addr
+	records    int // ServiceMode records of an HTTPS answer
+	err        error
+}
+
+// service is one usable service, as the service-added event tells it.
+type service struct {
+	index    int // 1 is tried first
+	priority int
+	target   string
+	port     uint16 // 0: the origin's
+	alpn     []string
+	ech      bool
+	hints    []netip.Addr
+}
+
+// parseService reads a service-added event: its Detail is
+// "priority P target T [port N] alpn A,B [ech]" (race.describeService),
+// its Addrs the hints.
+func parseService(ev race.TraceEvent) service {
+	s := service{index: ev.Attempt, hints: ev.Addrs}
+	f := strings.Fields(ev.Detail)
+	for i := 0; i < len(f); i++ {
+		next := func() string {
+			if i+1 < len(f) {
+				i++
+				return f[i]
+			}
+			return ""
+		}
+		switch f[i] {
+		case "priority":
+			s.priority, _ = strconv.Atoi(next())
+		case "target":
+			s.target = next()
+		case "port":
+			p, _ := strconv.ParseUint(next(), 10, 16)
+			s.port = uint16(p)
+		case "alpn":
+			if v := next(); v != "" {
+				s.alpn = strings.Split(v, ",")
+			}
+		case "ech":
+			s.ech = true
+		}
+	}
+	return s
+}
+
+// sameHost reports whether two DNS names are the same (case, final dot).
+func sameHost(a, b string) bool {
+	return strings.EqualFold(strings.TrimSuffix(a, "."), strings.TrimSuffix(b, "."))
+}
+
+// describe is a service in a few words: "priority 1 svc.example. port 8443
+// alpn h2,http/1.1 ech hints 2001:db8::1".
+func (s service) describe() string {
+	var b strings.Builder
+	b.WriteString("priority " + strconv.Itoa(s.priority) + " " + s.target)
+	if s.port != 0 {
+		b.WriteString(" port " + strconv.Itoa(int(s.port)))
+	}
+	if len(s.alpn) > 0 {
+		b.WriteString(" alpn " + strings.Join(s.alpn, ","))
+	}
+	if s.ech {
+		b.WriteString(" ech")
+	}
+	if len(s.hints) > 0 {
+		b.WriteString(" hints")
+		for _, h := range s.hints {
+			b.WriteString(" " + h.String())
+		}
+	}
+	return b.String()
 }

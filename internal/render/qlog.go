@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -62,12 +63,17 @@ type qlogEvent struct {
 	Data any     `json:"data"`
 }
 
-// HEAttemptTarget (only the fields hev2 knows).
+// HEAttemptTarget (only the fields hev2 knows; the service's for a
+// candidate of the HTTPS part).
 type qlogTarget struct {
-	Address   string `json:"address"`
-	Port      uint16 `json:"port"`
-	Family    string `json:"family"`
-	Transport string `json:"transport"`
+	Address         string   `json:"address"`
+	Port            uint16   `json:"port"`
+	Family          string   `json:"family"`
+	Transport       string   `json:"transport"`
+	ALPN            []string `json:"alpn,omitempty"`
+	ServiceName     string   `json:"service_name,omitempty"`
+	ServicePriority *int     `json:"service_priority,omitempty"`
+	ECHOffered      *bool    `json:"ech_offered,omitempty"`
 }
 
 // HEPolicy.
@@ -99,21 +105,54 @@ type qlogDNSAddress struct {
 	Family  string `json:"family"`
 }
 
+// HEDNSServiceResult: one record of an HTTPS answer (a usable
+// ServiceMode record, or the AliasMode record followed).
+type qlogDNSService struct {
+	Type       string   `json:"type"` // "service"
+	Mode       string   `json:"mode"` // "alias" or "servicemode"
+	TargetName string   `json:"target_name"`
+	Priority   *int     `json:"priority,omitempty"`
+	ALPN       []string `json:"alpn,omitempty"`
+	IPv4Hint   []string `json:"ipv4hint,omitempty"`
+	IPv6Hint   []string `json:"ipv6hint,omitempty"`
+}
+
 type qlogDNSFinished struct {
-	Session      string           `json:"he_session_id"`
-	DNSID        string           `json:"dns_id"`
-	Hostname     string           `json:"hostname"`
-	Results      []qlogDNSAddress `json:"results"`
-	AnswerType   string           `json:"answer_type"`
-	ErrorCode    string           `json:"error_code,omitempty"`
-	ErrorMessage string           `json:"error_message,omitempty"`
-	DurationMS   int64            `json:"duration_ms"`
+	Session      string `json:"he_session_id"`
+	DNSID        string `json:"dns_id"`
+	Hostname     string `json:"hostname"`
+	Results      []any  `json:"results"`
+	AnswerType   string `json:"answer_type"`
+	ErrorCode    string `json:"error_code,omitempty"`
+	ErrorMessage string `json:"error_message,omitempty"`
+	DurationMS   int64  `json:"duration_ms"`
+	AliasFollow  bool   `json:"is_alias_follow,omitempty"`
 }
 
 type qlogCandidate struct {
 	Session string     `json:"he_session_id"`
 	Source  string     `json:"source"`
 	Target  qlogTarget `json:"target"`
+	GroupID string     `json:"group_id,omitempty"`
+}
+
+type qlogCandidateRemoved struct {
+	Session          string     `json:"he_session_id"`
+	Target           qlogTarget `json:"target"`
+	Reason           string     `json:"reason"`
+	HadActiveAttempt bool       `json:"had_active_attempt"`
+}
+
+// hev2's events of the HTTPS part.
+type qlogHTTPSState struct {
+	Session  string `json:"he_session_id"`
+	State    string `json:"state"`
+	Services int    `json:"services"`
+}
+
+type qlogServiceSkipped struct {
+	Session string `json:"he_session_id"`
+	Reason  string `json:"reason"`
 }
 
 type qlogAttemptStarted struct {
@@ -223,6 +262,18 @@ type qlogWriter struct {
 	won      *qlogOpenAttempt
 	wonAt    time.Duration
 	finished bool
+
+	// The HTTPS part: the trace (for looking ahead), the service lookups
+	// started and not ended, how many HTTPS queries were asked, the
+	// usable services, the origin's answered addresses.
+	events     []race.TraceEvent
+	next       int // index of the event after the one being written
+	svcLookups map[string]time.Duration
+	httpsAsked int
+	svcs       []service
+	origin     map[race.Family][]netip.Addr
+	// candidates: the service of each service endpoint discovered.
+	candidates map[netip.AddrPort]int
 }
 
 type qlogOpenAttempt struct {
@@ -240,9 +291,12 @@ func WriteQlog(w io.Writer, events []race.TraceEvent, meta Meta) error {
 	if len(events) == 0 {
 		return ErrNoEvents
 	}
-	q := &qlogWriter{meta: meta, lookups: map[race.Family]time.Duration{}, timerDue: -1}
+	q := &qlogWriter{meta: meta, lookups: map[race.Family]time.Duration{}, timerDue: -1,
+		events: events, svcLookups: map[string]time.Duration{}, origin: map[race.Family][]netip.Addr{},
+		candidates: map[netip.AddrPort]int{}}
 	q.configSet(events[0].At)
-	for _, ev := range events {
+	for i, ev := range events {
+		q.next = i + 1
 		q.event(ev)
 	}
 	bw := bufio.NewWriter(w)
@@ -331,27 +385,22 @@ func (q *qlogWriter) event(ev race.TraceEvent) {
 		}
 		delete(q.lookups, ev.Family)
 		fin := qlogDNSFinished{Session: s, DNSID: dnsID(ev.Family), Hostname: q.meta.Host,
-			Results: []qlogDNSAddress{}, DurationMS: msUint(ev.At - start)}
-		if ev.Kind == race.TraceLookupAnswered {
-			fin.AnswerType = "positive"
-			for _, a := range ev.Addrs {
-				fin.Results = append(fin.Results, qlogDNSAddress{Type: "address", Address: a.String(), Family: familyName(race.FamilyOf(a))})
-			}
-		} else {
-			fin.AnswerType = "error"
-			var re *race.ResolveError
-			if errors.As(ev.Err, &re) && (re.Code == race.EAI_NONAME || re.Code == race.EAI_NODATA) {
-				fin.AnswerType = "negative"
-			}
-			fin.ErrorCode = errCode(ev.Err)
-			if ev.Err != nil {
-				fin.ErrorMessage = ev.Err.Error()
-			}
-		}
+			Results: []any{}, DurationMS: msUint(ev.At - start)}
+		finish(&fin, ev)
 		q.emit(ev.At, "hev3:dns_query_finished", fin)
 		for _, a := range ev.Addrs {
 			q.emit(ev.At, "hev3:candidate_discovered", qlogCandidate{Session: s, Source: "dns",
 				Target: qlogTarget{Address: a.String(), Port: q.meta.Port, Family: familyName(race.FamilyOf(a)), Transport: "tcp"}})
+		}
+		if ev.Kind == race.TraceLookupAnswered {
+			q.origin[ev.Family] = ev.Addrs
+			// The services whose target is the origin: its addresses
+			// on their ports.
+			for _, svc := range q.svcs {
+				if q.meta.Host != "" && sameHost(svc.target, q.meta.Host) {
+					q.serviceCandidates(ev.At, svc, ev.Addrs, "dns")
+				}
+			}
 		}
 	case race.TraceLookupCanceled:
 		start, ok := q.lookups[ev.Family]
@@ -361,6 +410,10 @@ func (q *qlogWriter) event(ev race.TraceEvent) {
 		delete(q.lookups, ev.Family)
 		q.emit(ev.At, "hev2:dns_query_canceled", qlogDNSCanceled{Session: s, DNSID: dnsID(ev.Family),
 			Hostname: q.meta.Host, DurationMS: msUint(ev.At - start)})
+	case race.TraceServiceLookupStarted, race.TraceServiceLookupAnswered, race.TraceServiceLookupFailed,
+		race.TraceServiceLookupCanceled, race.TraceServiceState, race.TraceServiceAdded, race.TraceServiceSkipped,
+		race.TraceEndpointRemoved:
+		q.serviceEvent(ev)
 	case race.TraceResolutionDelay:
 		q.emit(ev.At, "hev2:resolution_delay_started", qlogResolutionDelay{Session: s, DelayMS: msUint(ev.Until - ev.At)})
 	case race.TraceAttemptDelay:
@@ -377,8 +430,11 @@ func (q *qlogWriter) event(ev race.TraceEvent) {
 		fam := race.FamilyOf(ev.Addr.Addr())
 		q.attempts = append(q.attempts, qlogOpenAttempt{id: ev.Attempt, addr: ev.Addr.Addr().String(), fam: fam, start: ev.At, open: true})
 		q.started++
-		q.emit(ev.At, "hev3:attempt_started", qlogAttemptStarted{Session: s, AttemptID: strconv.Itoa(ev.Attempt),
-			Target: qlogTarget{Address: ev.Addr.Addr().String(), Port: ev.Addr.Port(), Family: familyName(fam), Transport: "tcp"}})
+		t := qlogTarget{Address: ev.Addr.Addr().String(), Port: ev.Addr.Port(), Family: familyName(fam), Transport: "tcp"}
+		if svc := q.service(q.candidates[ev.Addr]); svc != nil {
+			svc.fill(&t, ev.Addr.Port())
+		}
+		q.emit(ev.At, "hev3:attempt_started", qlogAttemptStarted{Session: s, AttemptID: strconv.Itoa(ev.Attempt), Target: t})
 	case race.TraceAttemptFailed, race.TraceAttemptWon, race.TraceAttemptClosed:
 		a := q.attempt(ev.Attempt)
 		if a == nil || !a.open {
@@ -437,6 +493,172 @@ func (q *qlogWriter) event(ev race.TraceEvent) {
 	case race.TraceDone:
 		q.done(ev)
 	}
+}
+
+// finish fills a dns_query_finished's outcome from a lookup's end event:
+// its addresses, or its error.
+func finish(fin *qlogDNSFinished, ev race.TraceEvent) {
+	if ev.Kind == race.TraceLookupAnswered || ev.Kind == race.TraceServiceLookupAnswered {
+		fin.AnswerType = "positive"
+		for _, a := range ev.Addrs {
+			fin.Results = append(fin.Results, qlogDNSAddress{Type: "address", Address: a.String(), Family: familyName(race.FamilyOf(a))})
+		}
+		return
+	}
+	fin.AnswerType = "error"
+	var re *race.ResolveError
+	if errors.As(ev.Err, &re) && (re.Code == race.EAI_NONAME || re.Code == race.EAI_NODATA) {
+		fin.AnswerType = "negative"
+	}
+	fin.ErrorCode = errCode(ev.Err)
+	if ev.Err != nil {
+		fin.ErrorMessage = ev.Err.Error()
+	}
+}
+
+// serviceEvent writes an event of the HTTPS part (Happy Eyeballs v3):
+// its lookups as the draft's dns_query_started/finished (qtype HTTPS, or
+// A/AAAA of a service's target; an HTTPS answer's results are its usable
+// ServiceMode records, or the AliasMode record followed, with
+// is_alias_follow on the queries of alias targets), its candidates as
+// candidate_discovered (source svcb_hint for address hints, dns for a
+// target's answer; each with its service's port, ALPN, target name,
+// priority and ECH, grouped by service) and candidate_removed
+// (svcb_hint_replaced), the query's final state and the records set aside
+// in hev2's namespace.
+func (q *qlogWriter) serviceEvent(ev race.TraceEvent) {
+	s := q.meta.session()
+	id := ev.Query.String() + " " + ev.Detail
+	host := strings.TrimSuffix(ev.Detail, ".")
+	switch ev.Kind {
+	case race.TraceServiceLookupStarted:
+		if _, ok := q.svcLookups[id]; ok {
+			return
+		}
+		q.svcLookups[id] = ev.At
+		q.emit(ev.At, "hev3:dns_query_started", qlogDNSStarted{Session: s, DNSID: id, Hostname: host, QTypes: []string{ev.Query.String()}})
+	case race.TraceServiceLookupAnswered, race.TraceServiceLookupFailed:
+		start, ok := q.svcLookups[id]
+		if !ok {
+			return
+		}
+		delete(q.svcLookups, id)
+		fin := qlogDNSFinished{Session: s, DNSID: id, Hostname: host, Results: []any{}, DurationMS: msUint(ev.At - start)}
+		finish(&fin, ev)
+		if ev.Query == race.QueryHTTPS {
+			q.httpsAsked++
+			fin.AliasFollow = q.httpsAsked > 1
+			if ev.Kind == race.TraceServiceLookupAnswered {
+				fin.Results = q.httpsResults(ev)
+			}
+		}
+		q.emit(ev.At, "hev3:dns_query_finished", fin)
+		if ev.Kind == race.TraceServiceLookupAnswered && ev.Query != race.QueryHTTPS {
+			for _, svc := range q.svcs {
+				if sameHost(svc.target, ev.Detail) {
+					q.serviceCandidates(ev.At, svc, ev.Addrs, "dns")
+				}
+			}
+		}
+	case race.TraceServiceLookupCanceled:
+		start, ok := q.svcLookups[id]
+		if !ok {
+			return
+		}
+		delete(q.svcLookups, id)
+		q.emit(ev.At, "hev2:dns_query_canceled", qlogDNSCanceled{Session: s, DNSID: id, Hostname: host, DurationMS: msUint(ev.At - start)})
+	case race.TraceServiceState:
+		q.emit(ev.At, "hev2:https_state", qlogHTTPSState{Session: s, State: ev.Detail, Services: ev.Attempt})
+	case race.TraceServiceSkipped:
+		q.emit(ev.At, "hev2:service_skipped", qlogServiceSkipped{Session: s, Reason: ev.Detail})
+	case race.TraceServiceAdded:
+		svc := parseService(ev)
+		q.svcs = append(q.svcs, svc)
+		q.serviceCandidates(ev.At, svc, svc.hints, "svcb_hint")
+		if q.meta.Host != "" && sameHost(svc.target, q.meta.Host) {
+			// Its target is the origin, whose answers already in serve
+			// it at once.
+			for _, f := range []race.Family{race.IPv6, race.IPv4} {
+				q.serviceCandidates(ev.At, svc, q.origin[f], "dns")
+			}
+		}
+	case race.TraceEndpointRemoved:
+		t := qlogTarget{Address: ev.Addr.Addr().String(), Port: ev.Addr.Port(), Family: familyName(race.FamilyOf(ev.Addr.Addr())), Transport: "tcp"}
+		if svc := q.service(ev.Attempt); svc != nil {
+			svc.fill(&t, ev.Addr.Port())
+		}
+		q.emit(ev.At, "hev3:candidate_removed", qlogCandidateRemoved{Session: s, Target: t, Reason: "svcb_hint_replaced"})
+	}
+}
+
+// httpsResults are the results of the HTTPS answer ev: the usable
+// ServiceMode records (the service-added events right after it, with their
+// hints), or the AliasMode record (the HTTPS query of its target started
+// at once).
+func (q *qlogWriter) httpsResults(ev race.TraceEvent) []any {
+	out := []any{}
+	for _, next := range q.events[q.next:] {
+		if next.At != ev.At {
+			break
+		}
+		switch next.Kind {
+		case race.TraceServiceSkipped, race.TraceServiceState:
+			continue
+		case race.TraceServiceAdded:
+			svc := parseService(next)
+			r := qlogDNSService{Type: "service", Mode: "servicemode", TargetName: svc.target, Priority: &svc.priority, ALPN: svc.alpn}
+			for _, h := range svc.hints {
+				if h.Is4() {
+					r.IPv4Hint = append(r.IPv4Hint, h.String())
+				} else {
+					r.IPv6Hint = append(r.IPv6Hint, h.String())
+				}
+			}
+			out = append(out, r)
+			continue
+		case race.TraceServiceLookupStarted:
+			if next.Query == race.QueryHTTPS && len(out) == 0 {
+				out = append(out, qlogDNSService{Type: "service", Mode: "alias", TargetName: next.Detail})
+			}
+		}
+		break
+	}
+	return out
+}
+
+// service is usable service n (1 first), nil if unknown.
+func (q *qlogWriter) service(n int) *service {
+	for i := range q.svcs {
+		if q.svcs[i].index == n {
+			return &q.svcs[i]
+		}
+	}
+	return nil
+}
+
+// serviceCandidates writes a candidate_discovered for each of svc's
+// addrs, on svc's port.
+func (q *qlogWriter) serviceCandidates(at time.Duration, svc service, addrs []netip.Addr, source string) {
+	for _, a := range addrs {
+		t := qlogTarget{Address: a.String(), Family: familyName(race.FamilyOf(a)), Transport: "tcp"}
+		svc.fill(&t, q.meta.Port)
+		q.candidates[netip.AddrPortFrom(a, t.Port)] = svc.index
+		q.emit(at, "hev3:candidate_discovered", qlogCandidate{Session: q.meta.session(), Source: source, Target: t,
+			GroupID: "service " + strconv.Itoa(svc.index)})
+	}
+}
+
+// fill gives a candidate's target its service's port, ALPN set, name,
+// priority and ECH.
+func (svc *service) fill(t *qlogTarget, originPort uint16) {
+	t.Port = svc.port
+	if t.Port == 0 {
+		t.Port = originPort
+	}
+	t.ALPN = svc.alpn
+	t.ServiceName = strings.TrimSuffix(svc.target, ".")
+	prio, ech := svc.priority, svc.ech
+	t.ServicePriority, t.ECHOffered = &prio, &ech
 }
 
 // done closes the session: the pending timer, attempts the trace left

@@ -212,6 +212,7 @@ func svgLanes(m *model) []svgLane {
 		ln.bars = []svgBar{{start: l.start, end: end, fill: fill}}
 		lanes = append(lanes, ln)
 	}
+	lanes = append(lanes, svgServiceLanes(m)...)
 	if len(m.rd) > 0 {
 		ln := svgLane{kind: "timer", name: "Resolution Delay", attrs: ` data-timer="resolution-delay"`}
 		var waited time.Duration
@@ -266,6 +267,74 @@ func svgLanes(m *model) []svgLane {
 			ln.tooltip += " (" + errText(a.err) + ")"
 		}
 		ln.bars = []svgBar{bar}
+		lanes = append(lanes, ln)
+	}
+	return lanes
+}
+
+// svgServiceLanes are the HTTPS part's lookups (Happy Eyeballs v3), one
+// lane each, after the address lookups: the HTTPS query of the query name
+// and of each alias target, and each service target's A/AAAA. The last
+// HTTPS lane's status ends with the query's final state.
+func svgServiceLanes(m *model) []svgLane {
+	lastHTTPS := -1
+	for i, l := range m.services {
+		if l.query == race.QueryHTTPS {
+			lastHTTPS = i
+		}
+	}
+	var lanes []svgLane
+	for i, l := range m.services {
+		end := m.laneEnd(l.outcome, l.end)
+		name := strings.TrimSuffix(l.name, ".")
+		ln := svgLane{kind: "service", name: cut(l.query.String()+" "+name, svgMaxChars), time: msText(end - l.start),
+			attrs: fmt.Sprintf(` data-query="%s" data-name="%s" data-outcome="%s"`, l.query, esc(name), l.outcome)}
+		fill := colLookup
+		what := l.query.String() + " " + name
+		switch l.outcome {
+		case outAnswered:
+			if l.query == race.QueryHTTPS {
+				ln.status = plural(l.records, "service record", "service records")
+				if l.records == 0 && i+1 < len(m.services) && m.services[i+1].query == race.QueryHTTPS && m.services[i+1].start == l.end {
+					ln.status = "alias to " + strings.TrimSuffix(m.services[i+1].name, ".")
+				}
+			} else {
+				addrs := make([]string, len(l.addrs))
+				for k, a := range l.addrs {
+					addrs[k] = a.String()
+				}
+				ln.status = plural(len(addrs), "address", "addresses") + ": " + strings.Join(addrs, " ")
+			}
+			ln.tooltip = what + " answered after " + msText(end-l.start) + ": " + ln.status
+		case outFailed:
+			fill = colFailed
+			ln.status = "failed " + errCode(l.err)
+			ln.tooltip = what + " failed after " + msText(end-l.start) + ": " + errText(l.err)
+		case outCanceled:
+			fill = colUnneeded
+			ln.status = "canceled (no longer needed)"
+			ln.tooltip = what + " canceled after " + msText(end-l.start)
+		default:
+			fill = colUnneeded
+			ln.status = "no answer"
+			ln.tooltip = what + " had no answer when the trace ended"
+		}
+		if i == lastHTTPS {
+			state := m.httpsState
+			if state == "" {
+				state = "no answer in time"
+			}
+			if state == "answered" {
+				state = plural(len(m.svcs), "usable service", "usable services")
+			}
+			ln.status += "; " + state
+			ln.tooltip += " (HTTPS query: " + state + ")"
+			for _, svc := range m.svcs {
+				ln.tooltip += "; service " + strconv.Itoa(svc.index) + ": " + svc.describe()
+			}
+		}
+		ln.status = cut(ln.status, svgMaxChars)
+		ln.bars = []svgBar{{start: l.start, end: end, fill: fill}}
 		lanes = append(lanes, ln)
 	}
 	return lanes

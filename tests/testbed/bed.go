@@ -19,6 +19,15 @@ import (
 // DefaultPort is the TCP port every listening server address serves.
 const DefaultPort = 8080
 
+// The ports of the HTTPS rows' services (scenarios_https.go): every
+// healthy server address also listens on ServicePort, and nothing listens
+// on ClosedPort (a connect there is refused at once, a blackholed address
+// still drops it).
+const (
+	ServicePort = 8090
+	ClosedPort  = 8091
+)
+
 // Options configure Start.
 type Options struct {
 	// Layout gives each server address its impairment (nil:
@@ -66,7 +75,9 @@ type Bed struct {
 type addrState struct {
 	imp      Impairment
 	listener *serverListener
-	delayer  *packetDelayer
+	// service listens on ServicePort (healthy addresses only).
+	service *serverListener
+	delayer *packetDelayer
 }
 
 // Start builds the bed: namespaces, links, server addresses with their
@@ -97,6 +108,9 @@ func Start(opts Options) (bed *Bed, err error) {
 	}
 	if b.Port == 0 {
 		b.Port = DefaultPort
+	}
+	if b.Port == ServicePort || b.Port == ClosedPort {
+		return nil, fmt.Errorf("testbed: port %d is the HTTPS rows' service or closed port", b.Port)
 	}
 	defer func() {
 		if err != nil {
@@ -172,6 +186,9 @@ func (b *Bed) Close() error {
 func (st *addrState) stop() {
 	if st.listener != nil {
 		st.listener.close()
+	}
+	if st.service != nil {
+		st.service.close()
 	}
 	if st.delayer != nil {
 		st.delayer.close()

@@ -66,6 +66,13 @@ func (b *Bed) applyImpairment(a netip.Addr, st *addrState) error {
 		}
 		st.listener = l
 	}
+	if st.imp.Kind == KindHealthy {
+		l, err := listenIn(b.serverHandle, a, ServicePort, 0)
+		if err != nil {
+			return fmt.Errorf("testbed: listen on %v port %d: %w", a, ServicePort, err)
+		}
+		st.service = l
+	}
 	switch st.imp.Kind {
 	case KindBlackhole:
 		// Replies from a are routed into table 100's blackhole: the SYN
@@ -96,7 +103,7 @@ func (b *Bed) undoImpairment(a netip.Addr, st *addrState) error {
 		}
 	}
 	st.stop()
-	st.listener, st.delayer = nil, nil
+	st.listener, st.service, st.delayer = nil, nil, nil
 	return nil
 }
 

@@ -1,12 +1,16 @@
 package testbed
 
 import (
+	"encoding/json"
 	"maps"
+	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/tests/testbed/contract"
 )
 
 func TestJudge(t *testing.T) {
@@ -50,7 +54,7 @@ func TestJudge(t *testing.T) {
 		{"repeat: a later connect failed", repeat, 1, withRuns(v4(260, ""), v4(3, ""), ClientRun{Error: &ClientError{Errno: "ECONNREFUSED"}}), Fail},
 	}...)
 	for _, c := range cases {
-		got, reason := judge(c.row, c.exit, &c.res)
+		got, reason := judge(c.row, 8080, c.exit, &c.res)
 		if got != c.want {
 			t.Errorf("%s: verdict %v (%s), want %v", c.name, got, reason, c.want)
 		}
@@ -135,5 +139,107 @@ func TestScenarioTable(t *testing.T) {
 		if r.BoundMS <= r.IdealMS+r.TolMS {
 			t.Errorf("%s: gross bound %v not above ideal %v+%v", r.Name, r.BoundMS, r.IdealMS, r.TolMS)
 		}
+		// The HTTPS rows: their records must pack (the server would
+		// answer nothing), a service winner must listen on its port,
+		// and "svcb" is judged.
+		if r.UsesHTTPS() != (r.Want.SVCB != nil) {
+			t.Errorf("%s: --https-rr and an expected svcb go together", r.Name)
+		}
+		if r.Want.Port != 0 && r.Want.Port != ServicePort {
+			t.Errorf("%s: winner on port %d, where nothing listens", r.Name, r.Want.Port)
+		}
+		if s := r.Want.SVCB; s != nil && !slices.Contains(contract.SVCBStates, s.State) {
+			t.Errorf("%s: svcb state %q", r.Name, s.State)
+		}
+		behaviours := []*Behaviour{r.HTTPS}
+		for i := range r.Names {
+			behaviours = append(behaviours, &r.Names[i].B)
+		}
+		for _, b := range behaviours {
+			if b == nil {
+				continue
+			}
+			for _, rec := range b.HTTPS {
+				if err := rec.Check(); err != nil {
+					t.Errorf("%s: %v", r.Name, err)
+				}
+			}
+		}
+	}
+}
+
+func TestJudgeHTTPS(t *testing.T) {
+	svc := &contract.SVCB{State: "answered", Service: &contract.Service{Priority: 1, Target: "svc.x.", Port: ServicePort, ALPN: []string{"http/1.1"}}}
+	row := Scenario{Name: "h", Args: []string{"--https-rr"}, BoundMS: 2000,
+		Want: Expect{Winner: V6Good1, Port: ServicePort, SVCB: svc, FirstAttempt: netip.AddrPortFrom(V6Blackhole1, ServicePort)}}
+	good := `{"state":"answered","service":{"priority":1,"target":"svc.x.","port":8090,"alpn":["http/1.1"],"ech":false}}`
+	won := func(port int, svcb string) ClientResult {
+		return ClientResult{OK: true, Address: "2001:db8::10", Family: "ipv6", Port: port, SVCB: json.RawMessage(svcb)}
+	}
+	withReport := func(r ClientResult, addr string, port int) ClientResult {
+		r.Report = &struct {
+			Attempts []struct {
+				Address string `json:"address"`
+				Port    int    `json:"port"`
+			} `json:"attempts"`
+		}{}
+		r.Report.Attempts = append(r.Report.Attempts, struct {
+			Address string `json:"address"`
+			Port    int    `json:"port"`
+		}{addr, port})
+		return r
+	}
+	plain := Scenario{Name: "p", BoundMS: 2000, Want: Expect{Winner: V6Good1}}
+	for _, c := range []struct {
+		name string
+		row  Scenario
+		res  ClientResult
+		want Verdict
+	}{
+		{"right service", row, won(8090, good), Pass},
+		{"right, first attempt reported", row, withReport(won(8090, good), "2001:db8::20", 8090), Pass},
+		{"wrong first attempt", row, withReport(won(8090, good), "2001:db8::20", 8080), Fail},
+		{"origin's port", row, won(8080, good), Fail},
+		{"no svcb", row, won(8090, ""), Fail},
+		{"svcb null", row, won(8090, "null"), Fail},
+		{"another state", row, won(8090, `{"state":"timeout","service":null}`), Fail},
+		{"another service", row, won(8090, strings.Replace(good, `"priority":1`, `"priority":2`, 1)), Fail},
+		{"ech said wrongly", row, won(8090, strings.Replace(good, `"ech":false`, `"ech":true`, 1)), Fail},
+		{"no svcb without --https-rr", plain, won(8080, ""), Pass},
+		{"null without --https-rr", plain, won(8080, "null"), Pass},
+		{"an answer without --https-rr", plain, won(8080, good), Fail},
+	} {
+		if got, reason := judge(c.row, 8080, 0, &c.res); got != c.want {
+			t.Errorf("%s: %v (%s), want %v", c.name, got, reason, c.want)
+		}
+	}
+}
+
+func TestNotApplicable(t *testing.T) {
+	missing := map[string]string{"ech": "no --ech"}
+	for _, r := range Scenarios() {
+		why, _ := notApplicable(r, missing)
+		if uses := slices.Contains(r.Args, "--ech"); uses != (why != "") {
+			t.Errorf("%s: with ech missing: %q", r.Name, why)
+		}
+		why, _ = notApplicable(r, map[string]string{"https-rr": "unknown option"})
+		if r.UsesHTTPS() != (why != "") {
+			t.Errorf("%s: with https-rr missing: %q", r.Name, why)
+		}
+	}
+	results := []RowResult{{Scenario: Scenario{Name: "a"}, Verdict: NotApplicable, Reason: "not applicable: no x", Stderr: "said"},
+		{Scenario: Scenario{Name: "b"}, Verdict: NotApplicable, Reason: "not applicable: no x", Stderr: "said"}, {Scenario: Scenario{Name: "c"}}}
+	lines := NotApplicableSummary("cl", results)
+	if len(lines) != 1 || !strings.Contains(lines[0], "2 rows not applicable to cl") || !strings.HasSuffix(lines[0], ": a b") {
+		t.Errorf("summary %q", lines)
+	}
+	if p, f, s := Counts(results); p != 1 || f != 0 || s != 2 {
+		t.Errorf("counts %d passed %d failed %d skipped", p, f, s)
+	}
+	if err := (Selection{Require: ParseList("https-rr,ech")}).Validate(Scenarios()); err != nil {
+		t.Error(err)
+	}
+	if err := (Selection{Require: ParseList("trace")}).Validate(Scenarios()); err == nil {
+		t.Error("--require of an unknown feature accepted")
 	}
 }

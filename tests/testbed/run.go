@@ -27,6 +27,17 @@ type ClientResult struct {
 	SynthesizedFrom string `json:"synthesized_from"`
 	// Runs: every connect of a --repeat row.
 	Runs []ClientRun `json:"runs"`
+	// SVCB is the "svcb" field as printed: empty when absent, "null" when
+	// no HTTPS query was made.
+	SVCB json.RawMessage `json:"svcb"`
+	// Report is the optional "report": its attempts, where the client
+	// prints it.
+	Report *struct {
+		Attempts []struct {
+			Address string `json:"address"`
+			Port    int    `json:"port"`
+		} `json:"attempts"`
+	} `json:"report"`
 }
 
 // ClientRun is one connect of --repeat.
@@ -58,10 +69,13 @@ const (
 	Unsupported
 	// Excluded: the row was left out on request (--exclude / --lacks).
 	Excluded
+	// NotApplicable: the row uses an optional feature (OptionalFeatures:
+	// HTTPS records, ECH) the client answered 2 to when probed.
+	NotApplicable
 )
 
 func (v Verdict) String() string {
-	return [...]string{"PASS", "FAIL", "UNSUPPORTED", "EXCLUDED"}[v]
+	return [...]string{"PASS", "FAIL", "UNSUPPORTED", "EXCLUDED", "NOT APPLICABLE"}[v]
 }
 
 // RowResult is one run of one row with one client.
@@ -147,7 +161,8 @@ func runRow(ctx context.Context, bed *Bed, client []string, row Scenario, traceD
 		files, flags = contract.TraceFlags(traceDir, row.Name)
 		argv = append(argv, flags...)
 	}
-	argv = append(append(argv, row.Args...), row.Host, strconv.Itoa(int(bed.Port)))
+	port := row.PortOn(bed)
+	argv = append(append(argv, row.Args...), row.Host, strconv.Itoa(int(port)))
 	start := time.Now()
 	res, err := bed.ExecIn(ctx, bed.ClientNSFor(row), argv...)
 	rr := RowResult{Scenario: row, Exit: res.ExitCode, Wall: time.Since(start), Stderr: res.Stderr}
@@ -168,7 +183,10 @@ func runRow(ctx context.Context, bed *Bed, client []string, row Scenario, traceD
 		rr.Verdict, rr.Reason = Fail, err.Error()+"; stderr: "+firstLine(res.Stderr)
 		return rr
 	}
-	rr.Verdict, rr.Reason = judge(row, res.ExitCode, rr.Result)
+	rr.Verdict, rr.Reason = judge(row, port, res.ExitCode, rr.Result)
+	if rr.Verdict == Pass {
+		rr.Verdict, rr.Reason = checkQueries(bed, row, port, start)
+	}
 	if rr.Verdict == Pass && traceDir != "" {
 		if err := checkTraceFiles(files, rr.Result); err != nil {
 			rr.Verdict, rr.Reason = Fail, err.Error()
@@ -201,8 +219,11 @@ func parseResult(stdout string) (*ClientResult, error) {
 
 // judge compares a client's result with the row's expectation and the
 // row's gross time bound.
-func judge(row Scenario, exit int, r *ClientResult) (Verdict, string) {
+func judge(row Scenario, port uint16, exit int, r *ClientResult) (Verdict, string) {
 	want := row.Want
+	if v, why := judgeHTTPS(row, port, r); v != Pass {
+		return v, why
+	}
 	if want.Winner.IsValid() {
 		if !r.OK || exit != 0 {
 			return Fail, fmt.Sprintf("want %s %v, got %s (exit %d)", want.Family(), want.Winner, describe(r), exit)
@@ -263,6 +284,92 @@ func judgeRuns(row Scenario, n int, runs []ClientRun) (Verdict, string) {
 		}
 		if want.Winner.IsValid() && run.FirstAttempt != "" && run.FirstAttempt != want.Winner.String() {
 			return Fail, fmt.Sprintf("connect %d of %d tried %s first, want %v", i+1, n, run.FirstAttempt, want.Winner)
+		}
+	}
+	return Pass, ""
+}
+
+// judgeHTTPS checks what the HTTPS rows add: the winner's port, the
+// "svcb" field (required on a row with --https-rr, null or absent on the
+// others) and, where the client prints its report, the first attempt.
+func judgeHTTPS(row Scenario, port uint16, r *ClientResult) (Verdict, string) {
+	want := row.Want
+	if fa := want.FirstAttempt; fa.IsValid() && r.Report != nil && len(r.Report.Attempts) > 0 {
+		got := r.Report.Attempts[0]
+		if got.Address != fa.Addr().String() || got.Port != int(fa.Port()) {
+			return Fail, fmt.Sprintf("the report's first attempt is %s port %d, want %v", got.Address, got.Port, fa)
+		}
+	}
+	raw := strings.TrimSpace(string(r.SVCB))
+	if !row.UsesHTTPS() {
+		if raw != "" && raw != "null" {
+			return Fail, fmt.Sprintf("\"svcb\" is %s without --https-rr, want null", raw)
+		}
+		return Pass, ""
+	}
+	if want.Winner.IsValid() && r.OK {
+		wantPort := want.Port
+		if wantPort == 0 {
+			wantPort = port
+		}
+		if r.Port != int(wantPort) {
+			return Fail, fmt.Sprintf("want the winner on port %d, got port %d", wantPort, r.Port)
+		}
+	}
+	if raw == "" {
+		return Fail, "no \"svcb\" field on a row with --https-rr"
+	}
+	var got *contract.SVCB
+	if err := json.Unmarshal(r.SVCB, &got); err != nil {
+		return Fail, fmt.Sprintf("\"svcb\" %s: %v", raw, err)
+	}
+	if want.SVCB == nil {
+		return Pass, ""
+	}
+	if got == nil {
+		return Fail, fmt.Sprintf("\"svcb\" is null, want %s", svcbString(want.SVCB))
+	}
+	if svcbString(got) != svcbString(want.SVCB) {
+		return Fail, fmt.Sprintf("\"svcb\" is %s, want %s", svcbString(got), svcbString(want.SVCB))
+	}
+	return Pass, ""
+}
+
+// svcbString is s as compact JSON, the form two of them are compared in.
+func svcbString(s *contract.SVCB) string {
+	if s == nil {
+		return "null"
+	}
+	c := *s
+	if c.Service != nil {
+		svc := *c.Service
+		if svc.ALPN == nil {
+			svc.ALPN = []string{}
+		}
+		c.Service = &svc
+	}
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// checkQueries checks the row's Queries against what the DNS server was
+// asked since start.
+func checkQueries(bed *Bed, row Scenario, port uint16, start time.Time) (Verdict, string) {
+	for _, q := range row.Queries {
+		name := q.Name
+		if name == HTTPSQueryName {
+			name = row.HTTPSName(port)
+		}
+		asked := false
+		for _, got := range bed.DNS.Queries(name) {
+			if got.Type == q.Type && !got.At.Before(start) {
+				asked = true
+				break
+			}
+		}
+		if asked != q.Asked {
+			q.Name = name
+			return Fail, "the DNS server's log: want " + q.String()
 		}
 	}
 	return Pass, ""

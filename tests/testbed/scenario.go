@@ -2,10 +2,15 @@ package testbed
 
 import (
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/miekg/dns"
+
 	"github.com/hev2/hev2/core"
+	"github.com/hev2/hev2/internal/race"
+	"github.com/hev2/hev2/tests/testbed/contract"
 )
 
 // Scenario is one row of the suite: how the network and the DNS behave for
@@ -50,7 +55,65 @@ type Scenario struct {
 	// the 2nd..Nth connects (e.g. below the attempt delay: none of them
 	// may try the blackhole first). IdealMS is then their median's.
 	RepeatBoundMS float64
+
+	// The HTTPS rows (scenarios_https.go), run with --https-rr:
+
+	// HTTPS is the behaviour of the row's HTTPS query name: "_PORT._https.
+	// HOST", or HOST itself for port 443 (RFC 9460 §9.1).
+	HTTPS *Behaviour
+	// Names are the row's further DNS entries: its services' targets and
+	// its alias targets, each a name below the row's own.
+	Names []Entry
+	// Port is the port the client connects to (0: the bed's).
+	Port uint16
+	// Queries are what the DNS server must, or must not, have been asked
+	// while the row ran.
+	Queries []QueryCheck
 }
+
+// Entry is one (name, query type) the DNS server answers for a row.
+type Entry struct {
+	Name string
+	Type uint16
+	B    Behaviour
+}
+
+// QueryCheck says that the client must have asked (Asked) or must not
+// have asked the DNS server Type for Name while the row ran.
+type QueryCheck struct {
+	Name  string
+	Type  uint16
+	Asked bool
+}
+
+func (q QueryCheck) String() string {
+	not := ""
+	if !q.Asked {
+		not = "no "
+	}
+	return not + dns.TypeToString[q.Type] + " query for " + q.Name
+}
+
+// HTTPSQueryName stands, in a behaviour's AfterName or a QueryCheck's Name,
+// for the row's HTTPS query name (which depends on the bed's port).
+const HTTPSQueryName = "@https"
+
+// PortOn is the port the row's client connects to on bed.
+func (s Scenario) PortOn(bed *Bed) uint16 {
+	if s.Port != 0 {
+		return s.Port
+	}
+	return bed.Port
+}
+
+// HTTPSName is the row's HTTPS query name on port (no final dot).
+func (s Scenario) HTTPSName(port uint16) string {
+	return strings.TrimSuffix(race.QueryName(s.Host, port), ".")
+}
+
+// UsesHTTPS reports whether the row asks the HTTPS record (--https-rr):
+// its "svcb" and its winner's port are judged.
+func (s Scenario) UsesHTTPS() bool { return slices.Contains(s.Args, "--https-rr") }
 
 // Repeat is the row's --repeat count (1 without it).
 func (s Scenario) Repeat() int {
@@ -76,6 +139,17 @@ type Expect struct {
 	// client that reports "synthesized_from" must report it (and must
 	// report nothing when it is invalid).
 	SynthesizedFrom netip.Addr
+
+	// Port is the winner's port (0: the port the row connects to),
+	// checked on the rows that ask the HTTPS record.
+	Port uint16
+	// SVCB is the "svcb" a row with --https-rr must print (its state and
+	// the winner's service). A row without --https-rr wants null or no
+	// field at all.
+	SVCB *contract.SVCB
+	// FirstAttempt, when valid, is the endpoint the race must try first,
+	// checked where the client prints its "report".
+	FirstAttempt netip.AddrPort
 }
 
 // Family is "ipv6" or "ipv4", as the contract prints it.
@@ -127,11 +201,24 @@ func (s Scenario) Install(bed *Bed) error {
 	if _, err := netip.ParseAddr(s.Host); err == nil {
 		return nil
 	}
+	qname := s.HTTPSName(s.PortOn(bed))
+	resolve := func(b Behaviour) Behaviour {
+		if b.AfterName == HTTPSQueryName {
+			b.AfterName = qname
+		}
+		return b
+	}
 	if s.AAAA != nil {
-		bed.DNS.Set(s.Host, typeAAAA, *s.AAAA)
+		bed.DNS.Set(s.Host, typeAAAA, resolve(*s.AAAA))
 	}
 	if s.A != nil {
-		bed.DNS.Set(s.Host, typeA, *s.A)
+		bed.DNS.Set(s.Host, typeA, resolve(*s.A))
+	}
+	if s.HTTPS != nil {
+		bed.DNS.Set(qname, typeHTTPS, resolve(*s.HTTPS))
+	}
+	for _, e := range s.Names {
+		bed.DNS.Set(e.Name, e.Type, resolve(e.B))
 	}
 	return nil
 }

@@ -8,9 +8,10 @@ import (
 )
 
 const (
-	typeA    = dns.TypeA
-	typeAAAA = dns.TypeAAAA
-	ms       = time.Millisecond
+	typeA     = dns.TypeA
+	typeAAAA  = dns.TypeAAAA
+	typeHTTPS = dns.TypeHTTPS
+	ms        = time.Millisecond
 )
 
 func b(x Behaviour) *Behaviour { return &x }
@@ -111,6 +112,7 @@ func Scenarios() []Scenario {
 			AAAA: b(Answer(V6Blackhole1)), A: b(Answer(V4Blackhole1)), Want: Expect{Timeout: "open_timeout"}, IdealMS: 500},
 	}
 	rows = append(rows, nat64Scenarios()...)
+	rows = append(rows, httpsScenarios()...)
 	for i := range rows {
 		r := &rows[i]
 		if r.Host == "" {

@@ -64,7 +64,7 @@ func RunTable(ctx context.Context, bed *Bed, clients []Client, rows []Scenario, 
 
 func medianCell(runs []RowResult) RowResult {
 	for _, r := range runs {
-		if r.Verdict == Fail || r.Verdict == Unsupported || r.Verdict == Excluded {
+		if r.Verdict == Fail || r.Verdict == Unsupported || r.Verdict == Excluded || r.Verdict == NotApplicable {
 			return r
 		}
 	}
@@ -90,6 +90,9 @@ func PrintTable(w io.Writer, clients []Client, rows []Scenario, table [][]RowRes
 	}
 	fmt.Fprintln(w)
 	var notes []string
+	for ci, c := range clients {
+		notes = append(notes, NotApplicableSummary(c.Name, table[ci])...)
+	}
 	for ri, row := range rows {
 		fmt.Fprintf(w, "%-*s %10s", first, row.Name, fmt.Sprintf("%.0f±%.0f", row.IdealMS, row.TolMS))
 		for ci, c := range clients {
@@ -109,6 +112,8 @@ func PrintTable(w io.Writer, clients []Client, rows []Scenario, table [][]RowRes
 				notes = append(notes, fmt.Sprintf("%s/%s: %s", c.Name, row.Name, r.Reason))
 			case Excluded:
 				cell = "-"
+			case NotApplicable:
+				cell = "n/a"
 			}
 			fmt.Fprintf(w, " %*s", width, cell)
 		}

@@ -57,6 +57,19 @@ func checkTraceFiles(files contract.TraceFiles, r *ClientResult) error {
 		return fmt.Errorf("trace files disagree: %d attempts in qlog, %d attempt spans in the Chrome trace, %d attempt lanes in the SVG",
 			q.Attempts, c.Spans["attempt"], lanes)
 	}
+	// A race that asked the HTTPS record ("svcb" not null) shows its
+	// query in each file; one that did not, nowhere.
+	https := 0
+	for _, l := range svg.Lanes {
+		if l.Kind == "service" && l.Query == "HTTPS" {
+			https++
+		}
+	}
+	asked := len(r.SVCB) > 0 && string(r.SVCB) != "null"
+	if asked != (q.HTTPSQueries > 0) || asked != (https > 0) || asked != (c.Spans["service-lookup"] > 0) {
+		return fmt.Errorf("trace files: the client's svcb is %s, the qlog has %d HTTPS queries, the SVG %d HTTPS lanes, the Chrome trace %d service lookups",
+			string(r.SVCB), q.HTTPSQueries, https, c.Spans["service-lookup"])
+	}
 	want := 0
 	if r.OK {
 		want = 1

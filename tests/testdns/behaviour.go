@@ -35,6 +35,16 @@ type Behaviour struct {
 	// however late a loaded machine runs the server, and no Resolution
 	// Delay (RFC 8305's fixed 50 ms) decides its race.
 	AfterAAAA bool
+	// AfterName and AfterType, when AfterName is set, hold the n-th
+	// query's answer of this entry until the n-th answer of (AfterName,
+	// AfterType) has been written, AfterAAAAWait at most; Delay then
+	// counts from there. A race's order is scripted so: a host's AAAA
+	// answered only once its HTTPS query has been (the race knows its
+	// services before its own addresses), or an HTTPS answer 200 ms after
+	// the host's AAAA (a late answer that joins a started race). AfterAAAA
+	// is AfterName = the entry's own name, AfterType = AAAA.
+	AfterName string
+	AfterType uint16
 
 	// Hostile or broken servers (the built-in resolver's tests):
 
@@ -49,8 +59,8 @@ type Behaviour struct {
 	Forge func(query *dns.Msg) []byte
 }
 
-// AfterAAAAWait bounds how long an AfterAAAA answer waits for its AAAA
-// (a client that never asks AAAA): below the one second a client of the
+// AfterAAAAWait bounds how long an AfterAAAA (or AfterName) answer waits
+// for its AAAA (a client that never asks AAAA): below the one second a client of the
 // test bed's resolv.conf waits for an answer.
 const AfterAAAAWait = 500 * time.Millisecond
 
@@ -105,10 +115,13 @@ func (b Behaviour) String() string {
 		s = "no-EDNS " + s
 	}
 	if b.Delay > 0 {
-		s += fmt.Sprintf(" after %v", b.Delay)
+		s += fmt.Sprintf(" delayed %v", b.Delay)
 	}
 	if b.AfterAAAA {
 		s += " after AAAA"
+	}
+	if b.AfterName != "" {
+		s += fmt.Sprintf(" after %s %s", dns.TypeToString[b.AfterType], b.AfterName)
 	}
 	return s
 }

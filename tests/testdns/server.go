@@ -34,11 +34,11 @@ type Server struct {
 	pending sync.WaitGroup // delayed answers still to be written
 	closed  chan struct{}
 
-	// For AfterAAAA: per name, the A queries that arrived and the AAAA
-	// answers written, and a channel closed (and replaced) at each AAAA
-	// answer.
-	aQueries, aaaaAnswers map[string]int
-	aaaaWritten           map[string]chan struct{}
+	// For AfterAAAA and AfterName: per (name, type), the gated queries
+	// that arrived and the answers written, and a channel closed (and
+	// replaced) at each answer someone waits for.
+	gated, answers map[key]int
+	written        map[key]chan struct{}
 }
 
 type key struct {
@@ -57,7 +57,7 @@ type Query struct {
 // New returns a server with an empty table that serves nothing yet.
 func New() *Server {
 	return &Server{table: map[key]Behaviour{}, closed: make(chan struct{}),
-		aQueries: map[string]int{}, aaaaAnswers: map[string]int{}, aaaaWritten: map[string]chan struct{}{}}
+		gated: map[key]int{}, answers: map[key]int{}, written: map[key]chan struct{}{}}
 }
 
 // Serve starts a server answering on udp and tcp (either may be nil) until
@@ -195,9 +195,17 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	if b.Forge != nil && proto == "udp" {
 		forge(w, b.Forge(r))
 	}
-	var pair int // for AfterAAAA: the AAAA answer count this A waits for
-	if b.AfterAAAA && q.Qtype == dns.TypeA {
-		pair = s.countAQuery(q.Name)
+	// AfterAAAA, AfterName: the answer this one waits for, and its count.
+	var after key
+	var pair int
+	switch {
+	case b.AfterName != "":
+		after = key{canonical(b.AfterName), b.AfterType}
+	case b.AfterAAAA && q.Qtype == dns.TypeA:
+		after = key{canonical(q.Name), dns.TypeAAAA}
+	}
+	if after.name != "" {
+		pair = s.countGated(key{canonical(q.Name), q.Qtype})
 	}
 	if b.Delay > 0 || pair > 0 {
 		// Answer later from another goroutine: a TCP connection must stay
@@ -205,12 +213,12 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 		s.pending.Add(1)
 		go func() {
 			defer s.pending.Done()
+			if pair > 0 && !s.await(after, pair) {
+				return
+			}
 			select {
 			case <-time.After(b.Delay):
 			case <-s.closed:
-				return
-			}
-			if pair > 0 && !s.awaitAAAA(q.Name, pair) {
 				return
 			}
 			s.reply(w, r, q, b, proto)
@@ -220,57 +228,53 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 	s.reply(w, r, q, b, proto)
 }
 
-// reply is the package's reply that also counts AAAA answers (AfterAAAA).
+// reply is the package's reply that also counts the answers written
+// (AfterAAAA, AfterName).
 func (s *Server) reply(w dns.ResponseWriter, r *dns.Msg, q dns.Question, b Behaviour, proto string) {
 	reply(w, r, q, b, proto)
-	if q.Qtype != dns.TypeAAAA {
-		return
-	}
-	name := canonical(q.Name)
+	k := key{canonical(q.Name), q.Qtype}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.aaaaAnswers[name]++
-	if c, ok := s.aaaaWritten[name]; ok {
+	s.answers[k]++
+	if c, ok := s.written[k]; ok {
 		close(c)
-		delete(s.aaaaWritten, name)
+		delete(s.written, k)
 	}
 }
 
-// countAQuery counts an A query of name; the count is the AAAA answer
-// its answer waits for.
-func (s *Server) countAQuery(name string) int {
-	name = canonical(name)
+// countGated counts a gated query of k; the count is the answer its own
+// waits for.
+func (s *Server) countGated(k key) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.aQueries[name]++
-	return s.aQueries[name]
+	s.gated[k]++
+	return s.gated[k]
 }
 
-// awaitAAAA waits until name has had n AAAA answers, AfterAAAAWait at
-// most (then the count is taken as reached, so that a client that asked A
-// alone once does not make every later A of the name wait); false if the
-// server closed meanwhile.
-func (s *Server) awaitAAAA(name string, n int) bool {
-	name = canonical(name)
+// await waits until k has had n answers, AfterAAAAWait at most (then the
+// count is taken as reached, so that a client that asked the gated type
+// alone once does not make every later one wait); false if the server
+// closed meanwhile.
+func (s *Server) await(k key, n int) bool {
 	limit := time.NewTimer(AfterAAAAWait)
 	defer limit.Stop()
 	for {
 		s.mu.Lock()
-		if s.aaaaAnswers[name] >= n {
+		if s.answers[k] >= n {
 			s.mu.Unlock()
 			return true
 		}
-		c, ok := s.aaaaWritten[name]
+		c, ok := s.written[k]
 		if !ok {
 			c = make(chan struct{})
-			s.aaaaWritten[name] = c
+			s.written[k] = c
 		}
 		s.mu.Unlock()
 		select {
 		case <-c:
 		case <-limit.C:
 			s.mu.Lock()
-			s.aaaaAnswers[name] = max(s.aaaaAnswers[name], n)
+			s.answers[k] = max(s.answers[k], n)
 			s.mu.Unlock()
 			return true
 		case <-s.closed:

@@ -24,6 +24,12 @@ type Qlog struct {
 	Names    []string       // every event name, in order
 	Attempts int            // attempts started
 	Outcomes map[string]int // attempt_outcome results by kind
+	// The HTTPS part (Happy Eyeballs v3): the dns_query_started events
+	// that ask HTTPS, the candidates discovered by source ("dns",
+	// "svcb_hint", "nat64_synthesis"), the candidates removed.
+	HTTPSQueries int
+	Candidates   map[string]int
+	Removed      int
 }
 
 // CheckQlog validates a JSON-SEQ qlog file: RFC 7464 framing, the header
@@ -40,8 +46,9 @@ func CheckQlog(data []byte) (*Qlog, error) {
 		return nil, errors.New("qlog: the file does not start with a record separator (RFC 7464)")
 	}
 	records := bytes.Split(data[1:], []byte{0x1e})
-	q := &Qlog{Outcomes: map[string]int{}}
+	q := &Qlog{Outcomes: map[string]int{}, Candidates: map[string]int{}}
 	started := map[string]bool{}
+	queries := map[string]bool{} // dns_id of every query started
 	outcome := map[string]string{}
 	var selected []string
 	metrics := 0
@@ -86,6 +93,25 @@ func CheckQlog(data []byte) (*Qlog, error) {
 			q.Outcomes[outcome[id]]++
 		case "hev3:connection_selected":
 			selected = append(selected, id)
+		case "hev3:dns_query_started":
+			dnsID, _ := data["dns_id"].(string)
+			queries[dnsID] = true
+			if qt, _ := data["qtypes"].([]any); len(qt) > 0 {
+				for _, t := range qt {
+					if t == "HTTPS" {
+						q.HTTPSQueries++
+					}
+				}
+			}
+		case "hev3:dns_query_finished":
+			if dnsID, _ := data["dns_id"].(string); !queries[dnsID] {
+				return nil, fmt.Errorf("qlog: dns_query_finished of %q, which never started", dnsID)
+			}
+		case "hev3:candidate_discovered":
+			src, _ := data["source"].(string)
+			q.Candidates[src]++
+		case "hev3:candidate_removed":
+			q.Removed++
 		case "hev3:metrics":
 			metrics++
 		}
@@ -201,6 +227,8 @@ type SVG struct {
 // Lane is one row of the waterfall, from its data-* attributes.
 type Lane struct {
 	Kind, Family, Outcome, Timer, Attempt string
+	// Query is a service lookup's record type (HTTPS, A, AAAA).
+	Query string
 }
 
 // CheckSVG checks a waterfall picture: well-formed XML whose root is an
@@ -255,6 +283,8 @@ func CheckSVG(data []byte) (*SVG, error) {
 				lane.Timer = a.Value
 			case "data-attempt":
 				lane.Attempt = a.Value
+			case "data-query":
+				lane.Query = a.Value
 			}
 		}
 		if isLane {

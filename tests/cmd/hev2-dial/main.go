@@ -4,12 +4,15 @@
 //	hev2-dial [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
 //	          [--no-fast-fallback] [--family 4|6] [--resolver system|builtin]
 //	          [--no-nat64] [--svg FILE] [--qlog FILE] [--chrome-trace FILE]
-//	          [--repeat N] [--no-history] HOST PORT
+//	          [--repeat N] [--no-history] [--https-rr [--alpn LIST] [--ech]]
+//	          HOST PORT
 //
 // Exit status: 0 connected, 1 connection failure, 2 usage error. The
 // result's "events" list is the (first) race's trace, its "report" the race's
 // establishment report; with --repeat, each run says which address it
-// tried first and what history decided.
+// tried first and what history decided. With --https-rr the connect asks
+// the HTTPS record too (core.Dialer.HTTPSRR, ALPN, ECH) and "svcb" says how
+// the query ended and which service won (null without --https-rr).
 package main
 
 import (
@@ -17,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +53,9 @@ func run() int {
 		Resolver:            resolver,
 		Record:              true, // for the "report" field
 		DisableHistory:      o.NoHistory,
+		HTTPSRR:             o.HTTPSRR,
+		ALPN:                o.ALPNList(),
+		ECH:                 o.ECH,
 	}
 	var first contract.Output
 	runs := make([]contract.Run, 0, o.Repeat)
@@ -106,6 +113,9 @@ func connectOnce(d core.Dialer, o contract.Options) (contract.Output, *core.Resu
 			rep, repErr = ce.Report()
 		}
 		out = contract.Failure(o.Port, describe(err), elapsed)
+		if ce != nil {
+			out.SVCB = contract.FromHTTPS(ce.HTTPS, false)
+		}
 	} else {
 		// The fd is ours: close it, we only measure the race.
 		unix.Close(res.FD)
@@ -114,6 +124,7 @@ func connectOnce(d core.Dialer, o contract.Options) (contract.Output, *core.Resu
 		if res.SynthesizedFrom.IsValid() {
 			out.SynthesizedFrom = res.SynthesizedFrom.String()
 		}
+		out.SVCB = contract.FromHTTPS(res.HTTPS, true)
 	}
 	out.Events = trace.events()
 	if repErr == nil {
@@ -171,6 +182,16 @@ func (t *traceLog) events() []contract.Event {
 			e.Detail = ev.Detail
 		case core.TraceSynthesized:
 			e.Detail = "from " + ev.From.String()
+		case core.TraceServiceState, core.TraceServiceAdded, core.TraceServiceSkipped:
+			e.Detail = ev.Detail
+		case core.TraceServiceLookupStarted, core.TraceServiceLookupFailed, core.TraceServiceLookupCanceled:
+			// As hev2_get_event words them: "HTTPS NAME", "A NAME".
+			e.Detail = ev.Query.String() + " " + ev.Detail
+		case core.TraceServiceLookupAnswered:
+			e.Detail = ev.Query.String() + " " + ev.Detail
+			if len(ev.Addrs) == 0 {
+				e.Detail += " " + strconv.Itoa(ev.Attempt) + " records"
+			}
 		}
 		out = append(out, e)
 	}

@@ -12,17 +12,18 @@ import (
 
 // selectionFlags are the row filters shared by suite and scenarios.
 type selectionFlags struct {
-	only, exclude, lacks string
+	only, exclude, lacks, require string
 }
 
 func (s *selectionFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.only, "only", "", "run only the scenarios whose name matches this regexp")
 	fs.StringVar(&s.exclude, "exclude", "", "comma-separated scenario names to leave out (reported as EXCLUDED)")
 	fs.StringVar(&s.lacks, "lacks", "", "comma-separated client options the client lacks (e.g. resolv-timeout,no-fast-fallback): rows using them are EXCLUDED")
+	fs.StringVar(&s.require, "require", "", "comma-separated optional features (https-rr, ech) the client must accept: without --require, rows of a feature the client answers 2 to are N/A")
 }
 
 func (s *selectionFlags) selection() (testbed.Selection, error) {
-	sel := testbed.Selection{Exclude: testbed.ParseList(s.exclude), Lacks: testbed.ParseList(s.lacks)}
+	sel := testbed.Selection{Exclude: testbed.ParseList(s.exclude), Lacks: testbed.ParseList(s.lacks), Require: testbed.ParseList(s.require)}
 	if s.only != "" {
 		re, err := regexp.Compile(s.only)
 		if err != nil {
@@ -42,7 +43,7 @@ func cmdSuite(args []string) int {
 	var sf selectionFlags
 	sf.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: hev2-testbed suite --client \"CMD [OPTIONS]\" [--only RE] [--exclude NAMES] [--lacks OPTIONS] [--parallel N] [--trace-files DIR]")
+		fmt.Fprintln(fs.Output(), "usage: hev2-testbed suite --client \"CMD [OPTIONS]\" [--only RE] [--exclude NAMES] [--lacks OPTIONS] [--require FEATURES] [--parallel N] [--trace-files DIR]")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -3,7 +3,8 @@
 //
 //	client [--resolv-timeout MS] [--connect-timeout MS] [--open-timeout MS]
 //	       [--no-fast-fallback] [--family 4|6] [--resolver system|builtin]
-//	       [--no-nat64] [--repeat N] [--no-history] HOST PORT
+//	       [--no-nat64] [--repeat N] [--no-history]
+//	       [--https-rr [--alpn LIST] [--ech]] HOST PORT
 //
 // A client connects once, prints one line of JSON on stdout and exits 0 on
 // success, 1 on connection failure, 2 on usage error. A winner reached
@@ -24,6 +25,29 @@
 // tell). Exit 0 only if every run connected. --no-history: the client's
 // per-process history of the network is off (a client that has none
 // accepts it as is).
+//
+// --https-rr: the connect also asks the HTTPS record (RFC 9460; Happy
+// Eyeballs v3) and tries its services first. --alpn LIST (comma-separated,
+// only meaningful with --https-rr) is the protocols the caller's TLS
+// offers (default h2,http/1.1): a service with none of them is skipped.
+// --ech (only meaningful with --https-rr): the caller's TLS uses ECH, so no connection
+// is handed over before the HTTPS answer is final, and when every service
+// carries ECH the origin's own addresses are never tried. A client that
+// cannot ask HTTPS records (or has no ECH mode) answers 2 to these flags;
+// the suite then runs no HTTPS row through it and says so.
+//
+// The line's "svcb" is null when no HTTPS query was made, else
+//
+//	{"state": "answered"|"nodata"|"nxdomain"|"failed"|"timeout"|"malformed"|"alias-limit",
+//	 "service": null | {"priority": N, "target": "name.", "port": N,
+//	                    "alpn": ["h2", ...], "ech": true|false}}
+//
+// service is the record the winner came from (null when the winner came
+// from the origin's own A/AAAA, or the connect failed); its port 0 means
+// the origin's port, and the line's "port" is always the winner's. A race
+// that ended before the HTTPS answer says "timeout". A client that prints
+// no "svcb" at all has no HTTPS support; the suite requires the field on
+// the rows that ask for it.
 package contract
 
 import (
@@ -34,8 +58,12 @@ import (
 	"io"
 	"net/netip"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/hev2/hev2/internal/race"
 )
 
 // Exit statuses of the contract.
@@ -60,7 +88,26 @@ type Options struct {
 	Repeat int
 	// NoHistory turns the client's history off.
 	NoHistory bool
+	// HTTPSRR asks the HTTPS record too (--https-rr).
+	HTTPSRR bool
+	// ALPN is --alpn's comma-separated list as given ("": the client's
+	// default, h2,http/1.1); ALPNList splits it.
+	ALPN string
+	// ECH is --ech: the caller's TLS uses ECH.
+	ECH bool
 }
+
+// ALPNList is --alpn's protocols, nil when it was not given.
+func (o Options) ALPNList() []string {
+	if o.ALPN == "" {
+		return nil
+	}
+	return strings.Split(o.ALPN, ",")
+}
+
+// HTTPSFlags reports whether any of the HTTPS flags was given: a client
+// that cannot ask HTTPS records answers ExitUsage then.
+func (o Options) HTTPSFlags() bool { return o.HTTPSRR || o.ALPN != "" || o.ECH }
 
 // Parse reads the contract's command line. Any error is a usage error.
 func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
@@ -79,6 +126,9 @@ func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
 	fs.StringVar(&o.TraceFiles.Chrome, "chrome-trace", "", "write the race as a Chrome trace to this file")
 	fs.IntVar(&o.Repeat, "repeat", 1, "connect this many times in this process, one after the other")
 	fs.BoolVar(&o.NoHistory, "no-history", false, "turn the per-process history of the network off")
+	fs.BoolVar(&o.HTTPSRR, "https-rr", false, "ask the HTTPS record (RFC 9460) too and try its services first")
+	fs.StringVar(&o.ALPN, "alpn", "", "comma-separated protocols the caller's TLS offers (with --https-rr; default h2,http/1.1)")
+	fs.BoolVar(&o.ECH, "ech", false, "the caller's TLS uses ECH: wait for the HTTPS answer, no origin fallback when every service has ECH (with --https-rr)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: %s [options] HOST PORT\n", prog)
 		fs.PrintDefaults()
@@ -105,6 +155,9 @@ func Parse(prog string, args []string, stderr io.Writer) (Options, error) {
 	}
 	if o.Repeat < 1 || o.Repeat > MaxRepeat {
 		return o, fmt.Errorf("--repeat %d: want 1..%d", o.Repeat, MaxRepeat)
+	}
+	if o.ALPN != "" && slices.Contains(o.ALPNList(), "") {
+		return o, fmt.Errorf("--alpn %q: an empty protocol", o.ALPN)
 	}
 	if o.Resolver != "system" && o.Resolver != "builtin" {
 		return o, fmt.Errorf("--resolver %q: want system or builtin", o.Resolver)
@@ -177,7 +230,35 @@ type Output struct {
 	SynthesizedFrom string `json:"synthesized_from,omitempty"`
 	// Runs is every connect of --repeat (absent without it).
 	Runs []Run `json:"runs,omitempty"`
+	// SVCB is what the HTTPS query gave (null: no HTTPS query was made).
+	SVCB *SVCB `json:"svcb"`
 }
+
+// SVCB is the contract's "svcb" object: the HTTPS query's state and the
+// service the winner came from.
+type SVCB struct {
+	// State is "answered", "nodata", "nxdomain", "failed", "timeout",
+	// "malformed" or "alias-limit".
+	State string `json:"state"`
+	// Service is the winner's service, nil when the winner came from the
+	// origin's own addresses (or the connect failed).
+	Service *Service `json:"service"`
+}
+
+// Service is the "service" object of "svcb".
+type Service struct {
+	Priority int    `json:"priority"`
+	Target   string `json:"target"` // fully qualified, final dot
+	Port     int    `json:"port"`   // 0: the origin's port
+	// ALPN is the service's protocol set (its alpn list, plus http/1.1
+	// unless no-default-alpn).
+	ALPN []string `json:"alpn"`
+	ECH  bool     `json:"ech"` // the service carries an ECH configuration
+}
+
+// SVCBStates are the states "svcb" can say, in the order of the C ABI's
+// HEV2_HTTPS_* (1..7).
+var SVCBStates = []string{"answered", "nodata", "nxdomain", "failed", "timeout", "malformed", "alias-limit"}
 
 // Run is one connect of --repeat.
 type Run struct {
@@ -239,4 +320,23 @@ func (o Output) Print() int {
 		return ExitOK
 	}
 	return ExitFailure
+}
+
+// FromHTTPS is the "svcb" object of a race's HTTPS outcome (Result.HTTPS,
+// Error.HTTPS): nil when no HTTPS query was made; the winner's service
+// only when won. A race that ended before the answer says "timeout", as
+// hev2-connect says for HEV2_HTTPS_PENDING.
+func FromHTTPS(o *race.HTTPSOutcome, won bool) *SVCB {
+	if o == nil {
+		return nil
+	}
+	out := &SVCB{State: o.State.String()}
+	if o.State == race.HTTPSPending {
+		out.State = race.HTTPSTimeout.String()
+	}
+	if svc := o.WinnerService(); svc != nil && won {
+		out.Service = &Service{Priority: int(svc.Priority), Target: svc.Target, Port: int(svc.Port),
+			ALPN: append([]string{}, svc.ALPN...), ECH: len(svc.ECH) > 0}
+	}
+	return out
 }

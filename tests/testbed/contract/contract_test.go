@@ -1,10 +1,15 @@
 package contract
 
 import (
+	"encoding/json"
 	"io"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hev2/hev2/internal/race"
 )
 
 func TestParse(t *testing.T) {
@@ -68,5 +73,52 @@ func TestParseTraceFiles(t *testing.T) {
 	}
 	if o, _ := Parse("t", []string{"x.hev2.test", "80"}, io.Discard); o.TraceFiles.Any() {
 		t.Error("trace files asked for without a flag")
+	}
+}
+
+func TestParseHTTPS(t *testing.T) {
+	o, err := Parse("t", []string{"--https-rr", "--alpn", "h2,http/1.1", "--ech", "x.hev2.test", "8080"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.HTTPSRR || !o.ECH || !slices.Equal(o.ALPNList(), []string{"h2", "http/1.1"}) || !o.HTTPSFlags() {
+		t.Errorf("got %+v", o)
+	}
+	if o, _ := Parse("t", []string{"x.hev2.test", "80"}, io.Discard); o.HTTPSFlags() || o.ALPNList() != nil {
+		t.Errorf("HTTPS flags without asking: %+v", o)
+	}
+	if _, err := Parse("t", []string{"--https-rr", "--alpn", "h2,,x", "host", "80"}, io.Discard); err == nil {
+		t.Error("an empty protocol in --alpn accepted")
+	}
+}
+
+func TestFromHTTPS(t *testing.T) {
+	if FromHTTPS(nil, true) != nil {
+		t.Error("no query: want svcb null")
+	}
+	o := &race.HTTPSOutcome{State: race.HTTPSAnswered, Winner: 0,
+		Services: []race.Service{{Priority: 1, Target: "svc.hev2.test.", Port: 8090, ALPN: []string{"h2", "http/1.1"}, ECH: []byte{1}}}}
+	line, err := json.Marshal(Output{OK: true, SVCB: FromHTTPS(o, true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `"svcb":{"state":"answered","service":{"priority":1,"target":"svc.hev2.test.","port":8090,"alpn":["h2","http/1.1"],"ech":true}}`
+	if !strings.Contains(string(line), want) {
+		t.Errorf("got %s, want %s", line, want)
+	}
+	if s := FromHTTPS(o, false); s.Service != nil {
+		t.Error("a failed connect has no service")
+	}
+	if s := FromHTTPS(&race.HTTPSOutcome{State: race.HTTPSPending, Winner: -1}, true); s.State != "timeout" || s.Service != nil {
+		t.Errorf("pending: got %+v, want timeout without service", s)
+	}
+	line, _ = json.Marshal(Output{})
+	if !strings.Contains(string(line), `"svcb":null`) {
+		t.Errorf("no query: %s, want \"svcb\":null", line)
+	}
+	for i, st := range SVCBStates {
+		if got := race.HTTPSState(i + 1).String(); got != st {
+			t.Errorf("state %d: race says %q, the contract %q", i+1, got, st)
+		}
 	}
 }

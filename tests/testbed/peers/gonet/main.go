@@ -6,7 +6,8 @@
 // connection together); --no-fast-fallback is FallbackDelay < 0; --family
 // picks "tcp4"/"tcp6"; --resolver builtin forces Go's own DNS client.
 // net.Dialer has no resolution-only or connect-only timeout, so
-// --resolv-timeout and --connect-timeout are usage errors (exit 2).
+// --resolv-timeout and --connect-timeout are usage errors (exit 2), and so
+// are --https-rr, --alpn and --ech: it asks no HTTPS record.
 package main
 
 import (
@@ -33,6 +34,10 @@ func run() int {
 	}
 	if o.TraceFiles.Any() {
 		fmt.Fprintln(os.Stderr, "gonet: net.Dialer keeps no trace of its race: no --svg, --qlog or --chrome-trace")
+		return contract.ExitUsage
+	}
+	if o.HTTPSFlags() {
+		fmt.Fprintln(os.Stderr, "gonet: net.Dialer cannot ask HTTPS records: no --https-rr, --alpn or --ech")
 		return contract.ExitUsage
 	}
 	if o.ResolvTimeout > 0 || o.ConnectTimeout > 0 {
