@@ -64,8 +64,8 @@ test-python-scenarios: capi-lib testbed-tools ## the scenario suite through the 
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-python-scenarios needs root (network namespaces)"; exit 0; fi; \
 	set -e; \
 	for client in hev2-client hev2-client-asyncio; do \
-		$(PYTHON_ENV) $(TESTBED_SUITE) --trace-files $(BUILD)/traces/$$client --client "$(PYTHON_CLIENT_DIR)/$$client"; \
-		$(PYTHON_ENV) $(TESTBED_SUITE) --client "$(PYTHON_CLIENT_DIR)/$$client --resolver builtin"; \
+		$(PYTHON_ENV) $(TESTBED_SUITE) --require https-rr,ech --trace-files $(BUILD)/traces/$$client --client "$(PYTHON_CLIENT_DIR)/$$client"; \
+		$(PYTHON_ENV) $(TESTBED_SUITE) --require https-rr,ech --client "$(PYTHON_CLIENT_DIR)/$$client --resolver builtin"; \
 	done
 
 # The HTTP clients on the test bed (root): requests, urllib3, urllib and

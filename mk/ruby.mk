@@ -72,7 +72,8 @@ test-ruby-unit: capi-lib testdns rubies ruby-ext ## the gem's minitest suite (wa
 test-ruby-scenarios: capi-lib testbed-tools rubies ruby-ext ## the scenario suite through the Ruby client on each Ruby of RUBIES (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-ruby-scenarios needs root (network namespaces)"; exit 0; fi; \
 	$(RUBY_EACH) \
-		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $(BUILD)/hev2-testbed suite --trace-files $(BUILD)/traces/ruby-$$v --client "$$r $(RUBY_CLIENT_CMD)"; \
+		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $(BUILD)/hev2-testbed suite --require https-rr,ech --trace-files $(BUILD)/traces/ruby-$$v --client "$$r $(RUBY_CLIENT_CMD)"; \
+		$(RUBY_ENV) RUBYLIB=$(RUBY_EXT_DIR)/$$v $(BUILD)/hev2-testbed suite --require https-rr,ech --client "$$r $(RUBY_CLIENT_CMD) --resolver builtin"; \
 	done
 
 # The differential test (bindings/ruby/test/differential): the same inputs
