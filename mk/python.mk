@@ -72,11 +72,14 @@ test-python-scenarios: capi-lib testbed-tools ## the scenario suite through the 
 # http.client through hev2.install(), httpx (blocking and asyncio) through
 # hev2.httpx's transports, aiohttp through hev2.aiohttp.TCPConnector, over
 # HTTP and HTTPS, on "v6-blackhole" and "aaaa-never", judged as the suite
-# judges a connect (testbed_tests/test_http_clients.py); then the same
-# clients without hev2, shown (capped at 3 s), not judged.
+# judges a connect (testbed_tests/test_http_clients.py); each with its
+# https_rr setting on and off against the bed's HTTPS-record redirect
+# (testbed_tests/test_https_rr_redirect.py: on, the page from the record's
+# port with the origin's name as SNI; off, refused); then the same clients
+# without hev2, shown (capped at 3 s), not judged.
 TEST_TARGETS += test-python-clients
 .PHONY: test-python-clients
-test-python-clients: capi-lib testbed-tools ## requests/urllib3/httpx/aiohttp/urllib with hev2 on the test bed, HTTP and HTTPS (root)
+test-python-clients: capi-lib testbed-tools ## requests/urllib3/httpx/aiohttp/urllib with hev2 on the test bed, HTTP and HTTPS, https_rr's redirect (root)
 	@if [ "$$(id -u)" != 0 ]; then echo "SKIP: test-python-clients needs root (network namespaces)"; exit 0; fi; \
 	$(PYTHON_ENV) $(TESTBED_BIN) run -- sh -c '$(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/testbed_tests && \
 		$(PYTHON_DEB) $(PYTHON_DIR)/testbed_tests/without_hev2.py'

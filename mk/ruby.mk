@@ -96,7 +96,10 @@ test-ruby-fibers: capi-lib rubies ruby-ext ## many Hev2.tcp in one thread under 
 
 # Net::HTTP, Faraday (Net::HTTP adapter) and net-http-persistent, Debian's
 # packages, through hev2/replace, HTTP and HTTPS, on the bed's v6-blackhole
-# and aaaa-never rows, judged as the suite judges a connect; the same
+# and aaaa-never rows, judged as the suite judges a connect; each with
+# Hev2::Replace.defaults' https_rr on and off on the bed's HTTPS-record
+# redirect (on: the page from the record's port, the origin's name as SNI;
+# off: refused); the same
 # clients without hev2 printed beside them (bindings/ruby/test/http_clients,
 # run by `hev2-testbed run`, which serves the rows and a web server). A Ruby
 # other than Debian's finds Debian's gems through GEM_PATH and

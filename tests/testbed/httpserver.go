@@ -39,7 +39,11 @@ type WebServer struct {
 	// start, valid for *.hev2.test and the server addresses): clients
 	// trust exactly it.
 	CertPEM []byte
+	// Redirect is the HTTPS-record redirect (ServeHTTPSRedirect), nil
+	// until added.
+	Redirect *Redirect
 
+	ca      tls.Certificate
 	servers []*http.Server
 	wg      sync.WaitGroup
 }
@@ -53,6 +57,10 @@ type Seen struct {
 	Family string `json:"family"`
 	TLS    bool   `json:"tls"`
 	Path   string `json:"path"`
+	// Port is the server port the client connected to; SNI the TLS
+	// server name the client sent (absent without TLS or a name).
+	Port int    `json:"port"`
+	SNI  string `json:"sni,omitempty"`
 }
 
 // ServeHTTP starts the web server in the server namespace on httpPort and
@@ -68,7 +76,7 @@ func (b *Bed) ServeHTTP(httpPort, httpsPort uint16) (*WebServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := &WebServer{HTTPPort: httpPort, HTTPSPort: httpsPort, CertPEM: certPEM}
+	w := &WebServer{HTTPPort: httpPort, HTTPSPort: httpsPort, CertPEM: certPEM, ca: cert}
 	var plain, secure net.Listener
 	// The sockets are made on a thread inside the server namespace; they
 	// stay there whatever goroutine serves them.
@@ -122,7 +130,11 @@ func answerSeen(rw http.ResponseWriter, r *http.Request) {
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		if ap, err := netip.ParseAddrPort(la.String()); err == nil {
 			seen.Local = ap.Addr().Unmap().String()
+			seen.Port = int(ap.Port())
 		}
+	}
+	if r.TLS != nil {
+		seen.SNI = r.TLS.ServerName
 	}
 	body, _ := json.Marshal(seen)
 	rw.Header().Set("Content-Type", "application/json")

@@ -15,6 +15,9 @@ const (
 	EnvHTTPSPort = "HEV2_BED_HTTPS_PORT"
 	EnvCAFile    = "HEV2_BED_CA_FILE"
 	EnvRows      = "HEV2_BED_ROWS"
+	// EnvHTTPSRedirect is the HTTPS-record redirect (Redirect, JSON), set
+	// when the web server has one (ServeHTTPSRedirect).
+	EnvHTTPSRedirect = "HEV2_BED_HTTPS_REDIRECT"
 )
 
 // RowInfo is one scenario row as EnvRows lists it (JSON).
@@ -52,12 +55,20 @@ func WebEnv(w *WebServer, caFile string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testbed: rows: %w", err)
 	}
-	return []string{
+	env := []string{
 		EnvHTTPPort + "=" + strconv.Itoa(int(w.HTTPPort)),
 		EnvHTTPSPort + "=" + strconv.Itoa(int(w.HTTPSPort)),
 		EnvCAFile + "=" + caFile,
 		EnvRows + "=" + string(rows),
-	}, nil
+	}
+	if w.Redirect != nil {
+		r, err := json.Marshal(w.Redirect)
+		if err != nil {
+			return nil, fmt.Errorf("testbed: redirect: %w", err)
+		}
+		env = append(env, EnvHTTPSRedirect+"="+string(r))
+	}
+	return env, nil
 }
 
 // InstallScenarios gives every scenario's name its DNS behaviours.

@@ -20,17 +20,19 @@ func cmdRun(args []string) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	httpPort := fs.Uint("http-port", testbed.DefaultHTTPPort, "the web server's HTTP port")
 	httpsPort := fs.Uint("https-port", testbed.DefaultHTTPSPort, "the web server's HTTPS port")
+	redirectPort := fs.Uint("redirect-port", testbed.DefaultRedirectPort, "the port "+testbed.RedirectHost+"'s HTTPS record redirects to")
 	selfCheck := fs.Bool("selfcheck", false, "verify every impairment first (about 1.5 s)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: hev2-testbed run [--http-port N] [--https-port N] [--selfcheck] -- CMD [ARGS...]")
+		fmt.Fprintln(fs.Output(), "usage: hev2-testbed run [--http-port N] [--https-port N] [--redirect-port N] [--selfcheck] -- CMD [ARGS...]")
 		fmt.Fprintln(fs.Output(), "runs CMD in the client namespace with "+testbed.EnvHTTPPort+", "+testbed.EnvHTTPSPort+", "+
-			testbed.EnvCAFile+" and "+testbed.EnvRows+" (the scenario rows as JSON) set")
+			testbed.EnvCAFile+", "+testbed.EnvRows+" (the scenario rows as JSON) and "+testbed.EnvHTTPSRedirect+" (JSON) set")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() == 0 || *httpPort == 0 || *httpPort > 65535 || *httpsPort == 0 || *httpsPort > 65535 {
+	if fs.NArg() == 0 || *httpPort == 0 || *httpPort > 65535 || *httpsPort == 0 || *httpsPort > 65535 ||
+		*redirectPort == 0 || *redirectPort > 65535 {
 		fs.Usage()
 		return 2
 	}
@@ -46,6 +48,10 @@ func cmdRun(args []string) int {
 		return 1
 	}
 	defer web.Close()
+	if _, err := bed.ServeHTTPSRedirect(web, uint16(*redirectPort)); err != nil {
+		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)
+		return 1
+	}
 	dir, err := os.MkdirTemp("", "hev2-bed-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "hev2-testbed:", err)

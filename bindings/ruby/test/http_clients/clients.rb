@@ -4,12 +4,15 @@
 # making one GET on a new connection and reporting what the bed's web server
 # saw (it answers every request with JSON: peer, local, family, tls).
 #
-#   ruby clients.rb hev2|plain     (inside the bed's client namespace; see run.rb)
+#   ruby clients.rb hev2|plain|https-rr   (inside the bed's client namespace; see run.rb)
 #
 # hev2: `require "hev2/replace"` first, then every client on the baseline
 # and the stalling rows, one request at a time (they are timed). plain: Ruby's own connect,
 # the stalling rows only, all at once, each capped at PLAIN_CAP seconds
-# (shown, not judged). One JSON document on stdout: the list of requests.
+# (shown, not judged). https-rr: hev2/replace, every client on the bed's
+# HTTPS-record redirect (HEV2_BED_HTTPS_REDIRECT), with
+# Hev2::Replace.defaults = { https_rr: [the bed's HTTPS port] } and then
+# without it. One JSON document on stdout: the list of requests.
 
 require "json"
 require "net/http"
@@ -18,8 +21,8 @@ require "timeout"
 require "uri"
 
 MODE = ARGV.fetch(0)
-abort "usage: clients.rb hev2|plain" unless %w[hev2 plain].include?(MODE)
-require "hev2/replace" if MODE == "hev2"
+abort "usage: clients.rb hev2|plain|https-rr" unless %w[hev2 plain https-rr].include?(MODE)
+require "hev2/replace" unless MODE == "plain"
 
 # Loaded after hev2/replace: nothing of theirs is changed, they just call
 # Socket.tcp / TCPSocket.open as always.
@@ -74,7 +77,7 @@ def now = Process.clock_gettime(Process::CLOCK_MONOTONIC)
 
 # Connections libhev2 made so far (hev2 mode): each request must add one,
 # the proof that the client's connect went through hev2/replace.
-def hev2_handles = MODE == "hev2" ? Hev2.stats.fetch(:handles_created) : 0
+def hev2_handles = MODE == "plain" ? 0 : Hev2.stats.fetch(:handles_created)
 
 def request(client, row, scheme, cap)
   url = "#{scheme}://#{row}.hev2.test:#{PORTS.fetch(scheme)}/#{client}/#{row}"
@@ -113,9 +116,48 @@ def hev2_requests(client, scheme)
   end
 end
 
+# Whether e, or an error it wraps, says connection refused.
+def refused?(e)
+  seen = []
+  until e.nil? || seen.include?(e)
+    return true if e.is_a?(Errno::ECONNREFUSED) || e.message.downcase.include?("refused")
+
+    seen << e
+    e = e.respond_to?(:wrapped_exception) && e.wrapped_exception ? e.wrapped_exception : e.cause
+  end
+  false
+end
+
+# The HTTPS-record redirect (tests/testbed/README.md): the origin's own
+# addresses refuse the HTTPS port, its HTTPS record sends the connection to
+# another name and port, where only the origin's name gets a certificate.
+# Each client GETs https://<origin>:<HTTPS port>/ with https_rr on for that
+# port (Hev2::Replace.defaults), then off; run.rb judges.
+def https_rr_requests(client)
+  redirect = JSON.parse(ENV.fetch("HEV2_BED_HTTPS_REDIRECT"))
+  url = "https://#{redirect.fetch('host')}:#{PORTS.fetch('https')}/#{client}/https-rr"
+  [true, false].map do |on|
+    Hev2::Replace.defaults = on ? { https_rr: [Integer(PORTS.fetch("https"))] } : {}
+    out = { client: client, https_rr: on, url: url }
+    handles = hev2_handles
+    begin
+      out[:seen] = JSON.parse(CLIENTS.fetch(client).call(url, 10.0))
+    rescue StandardError => e
+      out[:error] = "#{e.class}: #{e.message}"[0, 200]
+      out[:refused] = refused?(e)
+    ensure
+      Hev2::Replace.defaults = {}
+    end
+    out.merge(hev2_connects: hev2_handles - handles)
+  end
+end
+
 results =
-  if MODE == "hev2"
+  case MODE
+  when "hev2"
     CLIENTS.keys.product(%w[http https]).flat_map { |c, s| hev2_requests(c, s) }
+  when "https-rr"
+    CLIENTS.keys.flat_map { |c| https_rr_requests(c) }
   else
     CLIENTS.keys.product(%w[http https], STALL_ROWS).map { |c, s, r| Thread.new { request(c, r, s, PLAIN_CAP) } }.map(&:value)
   end

@@ -3,9 +3,10 @@
 # make test-ruby-clients: Net::HTTP, Faraday (its default Net::HTTP
 # adapter) and net-http-persistent, as Debian ships them, through
 # `require "hev2/replace"`, over HTTP and HTTPS, on the test bed's
-# "v6-blackhole" and "aaaa-never" rows. Run by `hev2-testbed run`, which
-# brings the bed up with its web server and runs this in the client
-# namespace with HEV2_BED_* set (tests/testbed/README.md):
+# "v6-blackhole" and "aaaa-never" rows, and with Hev2::Replace.defaults'
+# https_rr on and off on the bed's HTTPS-record redirect. Run by
+# `hev2-testbed run`, which brings the bed up with its web server and runs
+# this in the client namespace with HEV2_BED_* set (tests/testbed/README.md):
 #
 #   hev2-testbed run -- ruby bindings/ruby/test/http_clients/run.rb
 #
@@ -87,7 +88,34 @@ plain.each do |g|
   puts format("%s plain  %7.1f ms %s   [without hev2: shown, not judged]", label, g["elapsed_ms"], seen(g))
 end
 
-judged = got.size
+# The https_rr setting (Hev2::Replace.defaults) on the bed's HTTPS-record
+# redirect: on, the page from the record's port and target, the server
+# having seen the origin's name as SNI (it has a certificate for no other,
+# so the client's check against the origin's name passed); off, refused
+# (the origin's own port). Both through libhev2.
+redirect = JSON.parse(ENV.fetch("HEV2_BED_HTTPS_REDIRECT"))
+rr = run_child("https-rr")
+rr.each do |g|
+  label = format("%-20s https https_rr %-3s", g["client"], g["https_rr"] ? "on" : "off")
+  s = g["seen"]
+  if g["https_rr"]
+    puts format("%s %s: %s", label, g["url"],
+                s ? "server saw #{s['local']} port #{s['port']} (#{s['family']}), SNI #{s['sni']}" : g["error"])
+    if s.nil?
+      failures << "#{label}: #{g['error']}"
+    elsif s["port"] != redirect["port"] || !redirect["winners"].include?(s["local"]) || !s["tls"]
+      failures << "#{label}: the server saw #{s}, want port #{redirect['port']} at one of #{redirect['winners']}"
+    elsif s["sni"] != redirect["host"]
+      failures << "#{label}: SNI #{s['sni'].inspect}, want the origin's #{redirect['host']}"
+    end
+  else
+    puts format("%s %s: %s", label, g["url"], g["error"] || "server saw #{s}")
+    failures << "#{label}: #{g['error'] || "got the page (#{s})"}, want connection refused" unless g["refused"]
+  end
+  failures << "#{label}: #{g['hev2_connects']} connections through libhev2, want 1" unless g["hev2_connects"] == 1
+end
+
+judged = got.size + rr.size
 if failures.empty?
   puts "test-ruby-clients: #{judged} passed, 0 failed"
 else
