@@ -18,9 +18,14 @@
 #define HEV2_ATTEMPT_SIZE_V1 offsetof(hev2_attempt_info, synthesized_from)
 #define HEV2_EVENT_SIZE_V1   sizeof(hev2_event_info)
 /* Since 1.3: the report's structs, as 1.3 defined them. */
-#define HEV2_REPORT_SIZE_V1         sizeof(hev2_report_info)
+#define HEV2_REPORT_SIZE_V1         offsetof(hev2_report_info, https_state)
 #define HEV2_REPORT_LOOKUP_SIZE_V1  sizeof(hev2_report_lookup_info)
-#define HEV2_REPORT_ATTEMPT_SIZE_V1 sizeof(hev2_report_attempt_info)
+#define HEV2_REPORT_ATTEMPT_SIZE_V1 offsetof(hev2_report_attempt_info, service)
+/* Since 1.5: the report's HTTPS part. */
+#define HEV2_REPORT_SERVICE_LOOKUP_SIZE_V1 sizeof(hev2_report_service_lookup_info)
+#define HEV2_REPORT_SERVICE_SIZE_V1        sizeof(hev2_report_service_info)
+#define HEV2_REPORT_SKIPPED_SIZE_V1        sizeof(hev2_report_skipped_info)
+#define HEV2_REPORT_REPLACED_SIZE_V1       sizeof(hev2_report_replaced_info)
 #define HEV2_SERVICE_SIZE_V1        sizeof(hev2_service_info)
 /* hev2_stats_info grew (the lookups_* fields) after bindings were written
  * against its first layout: that shorter size stays accepted. */

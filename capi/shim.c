@@ -281,6 +281,27 @@ int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a)
 	FILL_OUT(hev2_report_attempt_info, a, "a", HEV2_REPORT_ATTEMPT_SIZE_V1, hev2go_report_attempt(c, i, &mine));
 }
 
+int hev2_report_service_lookup(hev2_conn c, int i, hev2_report_service_lookup_info *l)
+{
+	FILL_OUT(hev2_report_service_lookup_info, l, "l", HEV2_REPORT_SERVICE_LOOKUP_SIZE_V1,
+	         hev2go_report_service_lookup(c, i, &mine));
+}
+
+int hev2_report_service(hev2_conn c, int i, hev2_report_service_info *s)
+{
+	FILL_OUT(hev2_report_service_info, s, "s", HEV2_REPORT_SERVICE_SIZE_V1, hev2go_report_service(c, i, &mine));
+}
+
+int hev2_report_skipped(hev2_conn c, int i, hev2_report_skipped_info *s)
+{
+	FILL_OUT(hev2_report_skipped_info, s, "s", HEV2_REPORT_SKIPPED_SIZE_V1, hev2go_report_skipped(c, i, &mine));
+}
+
+int hev2_report_replaced(hev2_conn c, int i, hev2_report_replaced_info *r)
+{
+	FILL_OUT(hev2_report_replaced_info, r, "r", HEV2_REPORT_REPLACED_SIZE_V1, hev2go_report_replaced(c, i, &mine));
+}
+
 const char *hev2_errmsg(hev2_conn c)
 {
 	static __thread char buf[HEV2_ERRMSGLEN];

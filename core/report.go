@@ -25,6 +25,40 @@ type (
 	AttemptReport = race.AttemptReport
 	// AttemptOutcome is how an attempt ended.
 	AttemptOutcome = race.AttemptOutcome
+	// HTTPSReport is the race's HTTPS part (Report.HTTPS, nil without
+	// Dialer.HTTPSRR): the state, every lookup, the services, the records
+	// set aside and the replaced hints.
+	HTTPSReport = race.HTTPSReport
+	// ServiceLookupReport is one lookup of the HTTPS part.
+	ServiceLookupReport = race.ServiceLookupReport
+	// ServiceLookupState is how it ended.
+	ServiceLookupState = race.ServiceLookupState
+	// ServiceReport is one usable service.
+	ServiceReport = race.ServiceReport
+	// SkippedRecord is a ServiceMode record set aside.
+	SkippedRecord = race.SkippedRecord
+	// ReplacedHint is an untried hint its target's answer replaced.
+	ReplacedHint = race.ReplacedHint
+	// Origin says where an attempt's endpoint came from
+	// (AttemptReport.Origin).
+	Origin = race.Origin
+)
+
+// How a lookup of the HTTPS part ended (ServiceLookupReport.State).
+const (
+	ServiceLookupPending  = race.ServiceLookupPending
+	ServiceLookupAnswered = race.ServiceLookupAnswered
+	ServiceLookupFailed   = race.ServiceLookupFailed
+	ServiceLookupCanceled = race.ServiceLookupCanceled
+)
+
+// Where an attempt's endpoint came from (AttemptReport.Origin).
+const (
+	OriginDNS         = race.OriginDNS
+	OriginStatic      = race.OriginStatic
+	OriginSynthesized = race.OriginSynthesized
+	OriginHint        = race.OriginHint
+	OriginService     = race.OriginService
 )
 
 // Why the winning family won (Report.Reason); race.WinReason documents

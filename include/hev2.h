@@ -291,7 +291,11 @@ extern "C" {
  *        abandoned lookups (see "Capacity")
  *   1.5  Happy Eyeballs v3's HTTPS records: hev2_options.https_rr, alpn,
  *        ech and ech_wait_ms; hev2_service (the winner's service: its port,
- *        ALPN set and ECH configuration) */
+ *        ALPN set and ECH configuration); the report's HTTPS part:
+ *        hev2_report_info.https_state and its counts,
+ *        hev2_report_service_lookup, hev2_report_service,
+ *        hev2_report_skipped, hev2_report_replaced, and
+ *        hev2_report_attempt_info.service and origin */
 #define HEV2_VERSION_MAJOR 1
 #define HEV2_VERSION_MINOR 5
 #define HEV2_VERSION_PATCH 0
@@ -441,7 +445,8 @@ extern "C" {
 #define HEV2_DETAILLEN   160 /* hev2_event_info.detail */
 #define HEV2_ERRMSGLEN   1024 /* the longest text hev2_errmsg or
                                  hev2_last_error returns */
-#define HEV2_REASONLEN   256 /* hev2_result_info.history_reason (since 1.3) */
+#define HEV2_REASONLEN   256 /* hev2_result_info.history_reason (since 1.3),
+                                hev2_report_skipped_info.reason */
 
 /* Hard limits. */
 #define HEV2_MAX_HOSTLEN  253  /* characters of a host name */
@@ -1025,6 +1030,12 @@ typedef struct hev2_report_info {
 	int resolution_delay_expired; /* 1 if the Resolution Delay ran its
 	                                 whole length (AAAA had not answered) */
 	int n_attempts; /* for hev2_report_attempt (lookups: always 2) */
+	/* Since 1.5: the HTTPS part (hev2_options.https_rr), all 0 without it. */
+	int https_state;       /* HEV2_HTTPS_*: NONE if no HTTPS query was made */
+	int n_service_lookups; /* for hev2_report_service_lookup */
+	int n_services;        /* usable services, for hev2_report_service */
+	int n_skipped;         /* records set aside, for hev2_report_skipped */
+	int n_replaced;        /* replaced hints, for hev2_report_replaced */
 } hev2_report_info;
 
 /* One family's lookup (hev2_report_lookup). Set .size before calling. */
@@ -1054,7 +1065,90 @@ typedef struct hev2_report_attempt_info {
 	                    .address was synthesized from, else ""; such an
 	                    attempt counts as IPv4 in .reason (it reaches an
 	                    IPv4 destination) */
+	/* Since 1.5. */
+	int service; /* the HTTPS service its endpoint belongs to
+	                (hev2_report_service's number, 1 first); 0: the
+	                origin's own addresses */
+	int origin;  /* HEV2_ORIGIN_*: where its endpoint came from (0: a
+	                trace recorded without it) */
 } hev2_report_attempt_info;
+
+/* Where an attempt's endpoint came from (hev2_report_attempt_info.origin;
+ * since 1.5). */
+#define HEV2_ORIGIN_DNS         1 /* the origin's A/AAAA answer */
+#define HEV2_ORIGIN_STATIC      2 /* an IP literal or a static list */
+#define HEV2_ORIGIN_SYNTHESIZED 3 /* NAT64: synthesized from an IPv4 address */
+#define HEV2_ORIGIN_HINT        4 /* a service's ipv4hint/ipv6hint */
+#define HEV2_ORIGIN_SERVICE     5 /* the A/AAAA answer of a service's target */
+
+/* The record type a lookup of the HTTPS part asked
+ * (hev2_report_service_lookup_info.query; DNS's numbers). */
+#define HEV2_REPORT_QUERY_A     1
+#define HEV2_REPORT_QUERY_AAAA  28
+#define HEV2_REPORT_QUERY_HTTPS 65
+
+/* How a lookup of the HTTPS part ended
+ * (hev2_report_service_lookup_info.state). */
+#define HEV2_REPORT_SERVICE_LOOKUP_PENDING  0 /* still pending at the end */
+#define HEV2_REPORT_SERVICE_LOOKUP_ANSWERED 1 /* .n_records or .n_addrs */
+#define HEV2_REPORT_SERVICE_LOOKUP_FAILED   2 /* .eai (NODATA, NXDOMAIN ...) */
+#define HEV2_REPORT_SERVICE_LOOKUP_CANCELED 3 /* the race ended, or
+                                                 resolv_timeout fired */
+
+/* One lookup of the HTTPS part (hev2_report_service_lookup; since 1.5): the
+ * HTTPS query, an alias target's, or a service target's A or AAAA. Set
+ * .size before calling. */
+typedef struct hev2_report_service_lookup_info {
+	size_t size;
+	int query; /* HEV2_REPORT_QUERY_* */
+	int state; /* HEV2_REPORT_SERVICE_LOOKUP_* */
+	char name[HEV2_MAX_HOSTLEN + 2]; /* fully qualified, final dot */
+	int n_records; /* ServiceMode records of an answered HTTPS query (0:
+	                  an alias) */
+	int n_addrs;   /* addresses of an answered A/AAAA */
+	int eai;       /* getaddrinfo code of a failure (FAILED), else 0 */
+	int sys_errno; /* errno behind an EAI_SYSTEM, else 0 */
+	double start_ms, end_ms; /* asked; answered, failed or canceled */
+} hev2_report_service_lookup_info;
+
+#define HEV2_ALPNLEN 512 /* hev2_service_info.alpn, hev2_report_service_info.alpn */
+
+/* One usable service (hev2_report_service; since 1.5), in the order they
+ * were tried. Set .size before calling. */
+typedef struct hev2_report_service_info {
+	size_t size;
+	int number;   /* 1 first: hev2_report_attempt_info.service */
+	int priority;
+	int port;     /* the service's port; 0: the origin's */
+	char target[HEV2_MAX_HOSTLEN + 2]; /* fully qualified, final dot */
+	char alpn[HEV2_ALPNLEN]; /* its ALPN set, comma-separated */
+	int ech;      /* 1 if it carries an ECH configuration */
+	int n_hints;  /* address hints the race tried for it */
+} hev2_report_service_info;
+
+
+/* A ServiceMode record the rules set aside (hev2_report_skipped; since
+ * 1.5). Set .size before calling. */
+typedef struct hev2_report_skipped_info {
+	size_t size;
+	int priority;
+	int port;
+	char target[HEV2_MAX_HOSTLEN + 2]; /* as the record gave it ("." too) */
+	char reason[HEV2_REASONLEN]; /* why: "mandatory key65000 unknown", "no
+	                                protocol in common (h3)" ... */
+	double at_ms;
+} hev2_report_skipped_info;
+
+/* An untried hint its target's own answer replaced (hev2_report_replaced;
+ * since 1.5). Set .size before calling. */
+typedef struct hev2_report_replaced_info {
+	size_t size;
+	int service; /* its service's number */
+	char address[HEV2_ADDRSTRLEN];
+	int family;  /* AF_INET6 or AF_INET */
+	int port;
+	double at_ms;
+} hev2_report_replaced_info;
 
 /* Fills *r (r->size set by the caller) with c's report. HEV2_EINVAL for a
  * NULL r, a size out of range, or a handle whose race was not recorded
@@ -1072,6 +1166,16 @@ int hev2_report_lookup(hev2_conn c, int i, hev2_report_lookup_info *l);
  * report; the same errors, and HEV2_EINVAL for an i out of range.
  * Since 1.3. */
 int hev2_report_attempt(hev2_conn c, int i, hev2_report_attempt_info *a);
+
+/* The HTTPS part of c's report (since 1.5): lookup i (0 <= i <
+ * n_service_lookups, in the order they started), usable service i (0 <= i
+ * < n_services), set-aside record i (< n_skipped), replaced hint i (<
+ * n_replaced). The same errors as hev2_report, and HEV2_EINVAL for an i out
+ * of range (any i when the race made no HTTPS query). */
+int hev2_report_service_lookup(hev2_conn c, int i, hev2_report_service_lookup_info *l);
+int hev2_report_service(hev2_conn c, int i, hev2_report_service_info *s);
+int hev2_report_skipped(hev2_conn c, int i, hev2_report_skipped_info *s);
+int hev2_report_replaced(hev2_conn c, int i, hev2_report_replaced_info *r);
 
 /* ---- trace files (since 1.3) --------------------------------------------------
  * A done handle whose race was recorded (hev2_options.record_events = 1)
@@ -1122,7 +1226,7 @@ int hev2_clear_history(void);
 #define HEV2_HTTPS_ALIAS_LIMIT 7 /* the AliasMode chain was too long */
 #define HEV2_HTTPS_PENDING     8 /* the race ended before the answer */
 
-#define HEV2_ALPNLEN 512 /* hev2_service_info.alpn */
+/* HEV2_ALPNLEN (hev2_service_info.alpn) is defined with the report. */
 
 /* The winner's service (hev2_service). Set .size = sizeof, and ech and
  * ech_size to a buffer for the ECH configuration (or NULL and 0). */

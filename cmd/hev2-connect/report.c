@@ -1,7 +1,8 @@
 /*
  * hev2-connect's view of the establishment report (hev2_report): the
- * "report" field of --json and the summary line of -v. Only numbers, fixed
- * names and IP addresses are printed, so no JSON escaping is needed.
+ * "report" field of --json and the summary line of -v. Numbers, fixed
+ * names and IP addresses are printed as they are; the HTTPS part's names
+ * and reasons go through json_text.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -52,6 +53,68 @@ static const char *outcome_name(int o)
 	return o >= 0 && o < (int)(sizeof names / sizeof *names) && names[o] ? names[o] : "unknown";
 }
 
+static const char *origin_name(int o)
+{
+	static const char *const names[] = {
+		[HEV2_ORIGIN_DNS] = "dns",
+		[HEV2_ORIGIN_STATIC] = "static",
+		[HEV2_ORIGIN_SYNTHESIZED] = "synthesized",
+		[HEV2_ORIGIN_HINT] = "hint",
+		[HEV2_ORIGIN_SERVICE] = "service",
+	};
+	return o > 0 && o < (int)(sizeof names / sizeof *names) && names[o] ? names[o] : "";
+}
+
+/* The HTTPS query's states as core names them (hev2_service's words, and
+ * "pending": the race ended before the answer). */
+static const char *https_state_text(int s)
+{
+	static const char *const names[] = {
+		[HEV2_HTTPS_ANSWERED] = "answered",   [HEV2_HTTPS_NODATA] = "nodata",
+		[HEV2_HTTPS_NXDOMAIN] = "nxdomain",   [HEV2_HTTPS_FAILED] = "failed",
+		[HEV2_HTTPS_TIMEOUT] = "timeout",     [HEV2_HTTPS_MALFORMED] = "malformed",
+		[HEV2_HTTPS_ALIAS_LIMIT] = "alias-limit", [HEV2_HTTPS_PENDING] = "pending",
+	};
+	return s > 0 && s < (int)(sizeof names / sizeof *names) && names[s] ? names[s] : "unknown";
+}
+
+static const char *service_lookup_state_name(int s)
+{
+	static const char *const names[] = {
+		[HEV2_REPORT_SERVICE_LOOKUP_PENDING] = "pending",
+		[HEV2_REPORT_SERVICE_LOOKUP_ANSWERED] = "answered",
+		[HEV2_REPORT_SERVICE_LOOKUP_FAILED] = "failed",
+		[HEV2_REPORT_SERVICE_LOOKUP_CANCELED] = "canceled",
+	};
+	return s >= 0 && s < (int)(sizeof names / sizeof *names) && names[s] ? names[s] : "unknown";
+}
+
+static const char *query_name(int q)
+{
+	switch (q) {
+	case HEV2_REPORT_QUERY_A: return "A";
+	case HEV2_REPORT_QUERY_AAAA: return "AAAA";
+	case HEV2_REPORT_QUERY_HTTPS: return "HTTPS";
+	}
+	return "unknown";
+}
+
+/* json_text writes s as a JSON string (DNS names and reasons). */
+static void json_text(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
 static const char *fam(int af) { return af == AF_INET6 ? "ipv6" : af == AF_INET ? "ipv4" : ""; }
 
 static const char *timeout_text(int t)
@@ -78,6 +141,76 @@ static void json_phase(FILE *f, const char *name, const hev2_report_phase *p)
 	else
 		fprintf(f, "{\"start_ms\":%.3f,\"end_ms\":%.3f,\"ms\":%.3f}", p->start_ms, p->end_ms,
 		        p->end_ms - p->start_ms);
+}
+
+/* print_https_json writes the report's `,"https":` part: null without the
+ * HTTPS query, else its state, lookups, services, set-aside records and
+ * replaced hints. */
+static int print_https_json(FILE *f, hev2_conn c, const hev2_report_info *r,
+                            const char *(*eai_text)(int))
+{
+	int rc;
+	if (r->https_state == HEV2_HTTPS_NONE) {
+		fputs(",\"https\":null", f);
+		return HEV2_OK;
+	}
+	fprintf(f, ",\"https\":{\"state\":\"%s\",\"lookups\":[", https_state_text(r->https_state));
+	for (int i = 0; i < r->n_service_lookups; i++) {
+		hev2_report_service_lookup_info l = {.size = sizeof l};
+		if ((rc = hev2_report_service_lookup(c, i, &l)) != HEV2_OK)
+			return rc;
+		fprintf(f, "%s{\"query\":\"%s\",\"name\":", i ? "," : "", query_name(l.query));
+		json_text(f, l.name);
+		fprintf(f, ",\"state\":\"%s\",\"start_ms\":%.3f,\"end_ms\":%.3f,\"ms\":%.3f,"
+		           "\"records\":%d,\"addresses\":%d,\"eai\":\"%s\",\"errno\":\"%s\"}",
+		        service_lookup_state_name(l.state), l.start_ms, l.end_ms, l.end_ms - l.start_ms,
+		        l.n_records, l.n_addrs, eai_text(l.eai), errno_text(l.sys_errno));
+	}
+	fputs("],\"services\":[", f);
+	for (int i = 0; i < r->n_services; i++) {
+		hev2_report_service_info s = {.size = sizeof s};
+		if ((rc = hev2_report_service(c, i, &s)) != HEV2_OK)
+			return rc;
+		fprintf(f, "%s{\"number\":%d,\"priority\":%d,\"target\":", i ? "," : "", s.number,
+		        s.priority);
+		json_text(f, s.target);
+		fprintf(f, ",\"port\":%d,\"alpn\":[", s.port);
+		const char *p = s.alpn;
+		for (int first = 1; *p; first = 0) {
+			size_t n = strcspn(p, ",");
+			char one[256];
+			snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
+			if (!first)
+				fputc(',', f);
+			json_text(f, one);
+			p += n;
+			if (*p == ',')
+				p++;
+		}
+		fprintf(f, "],\"ech\":%s,\"hints\":%d}", s.ech ? "true" : "false", s.n_hints);
+	}
+	fputs("],\"skipped\":[", f);
+	for (int i = 0; i < r->n_skipped; i++) {
+		hev2_report_skipped_info k = {.size = sizeof k};
+		if ((rc = hev2_report_skipped(c, i, &k)) != HEV2_OK)
+			return rc;
+		fprintf(f, "%s{\"priority\":%d,\"target\":", i ? "," : "", k.priority);
+		json_text(f, k.target);
+		fprintf(f, ",\"port\":%d,\"reason\":", k.port);
+		json_text(f, k.reason);
+		fprintf(f, ",\"at_ms\":%.3f}", k.at_ms);
+	}
+	fputs("],\"replaced\":[", f);
+	for (int i = 0; i < r->n_replaced; i++) {
+		hev2_report_replaced_info h = {.size = sizeof h};
+		if ((rc = hev2_report_replaced(c, i, &h)) != HEV2_OK)
+			return rc;
+		fprintf(f, "%s{\"service\":%d,\"address\":\"%s\",\"family\":\"%s\",\"port\":%d,"
+		           "\"at_ms\":%.3f}",
+		        i ? "," : "", h.service, h.address, fam(h.family), h.port, h.at_ms);
+	}
+	fputs("]}", f);
+	return HEV2_OK;
 }
 
 int print_report_json(FILE *f, hev2_conn c, const char *(*eai_text)(int))
@@ -113,12 +246,15 @@ int print_report_json(FILE *f, hev2_conn c, const char *(*eai_text)(int))
 			return rc;
 		fprintf(f, "%s{\"address\":\"%s\",\"family\":\"%s\",\"port\":%d,\"outcome\":\"%s\","
 		           "\"errno\":\"%s\",\"bind_failed\":%s,\"start_ms\":%.3f,\"end_ms\":%.3f,\"ms\":%.3f,"
-		           "\"synthesized_from\":\"%s\"}",
+		           "\"synthesized_from\":\"%s\",\"service\":%d,\"origin\":\"%s\"}",
 		        i ? "," : "", a.address, fam(a.family), a.port, outcome_name(a.outcome),
 		        errno_text(a.error), a.bind_failed ? "true" : "false", a.start_ms, a.end_ms,
-		        a.end_ms - a.start_ms, a.synthesized_from);
+		        a.end_ms - a.start_ms, a.synthesized_from, a.service, origin_name(a.origin));
 	}
-	fputs("]}", f);
+	fputc(']', f);
+	if ((rc = print_https_json(f, c, &r, eai_text)) != HEV2_OK)
+		return rc;
+	fputc('}', f);
 	return HEV2_OK;
 }
 

@@ -398,7 +398,7 @@ func (m *Machine) startAttempt(now time.Duration) {
 		m.connectAt = now + m.cfg.ConnectTimeout
 	}
 	m.emit(Action{Kind: ActionStartAttempt, Attempt: id, Addr: ap})
-	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap, From: e.from})
+	m.trace(now, TraceEvent{Kind: TraceAttemptStarted, Attempt: id, Addr: ap, From: e.from, Origin: e.origin, ServiceNum: e.service})
 }
 
 func (m *Machine) win(now time.Duration, id int) {
@@ -541,8 +541,12 @@ func (m *Machine) armTimer(now time.Duration) {
 
 func (m *Machine) emit(a Action) { m.acts = append(m.acts, a) }
 
+// tracing reports whether the race's steps are traced or recorded (what
+// an event costs to build is paid only then).
+func (m *Machine) tracing() bool { return m.cfg.Trace != nil || m.cfg.Record != nil }
+
 func (m *Machine) trace(now time.Duration, ev TraceEvent) {
-	if m.cfg.Trace == nil && m.cfg.Record == nil {
+	if !m.tracing() {
 		return
 	}
 	ev.At = now - m.start

@@ -231,7 +231,10 @@ func (m *Machine) useServices(now time.Duration, records []ServiceRecord, owner 
 	for _, r := range records {
 		svc, why := m.serviceOf(r, owner)
 		if why != "" {
-			m.trace(now, TraceEvent{Kind: TraceServiceSkipped, Detail: strings.TrimSuffix(r.Target, ".") + ": " + why})
+			if m.tracing() {
+				rec := &Service{Priority: r.Priority, Target: r.Target, Port: r.Port}
+				m.trace(now, TraceEvent{Kind: TraceServiceSkipped, Detail: strings.TrimSuffix(r.Target, ".") + ": " + why, Service: rec})
+			}
 			continue
 		}
 		usable = append(usable, candidate{r, svc})
@@ -252,7 +255,10 @@ func (m *Machine) useServices(now time.Duration, records []ServiceRecord, owner 
 	}
 	m.trace(now, TraceEvent{Kind: TraceServiceState, Detail: HTTPSAnswered.String(), Attempt: len(usable)})
 	for k, u := range usable {
-		m.trace(now, TraceEvent{Kind: TraceServiceAdded, Attempt: k + 1, Detail: describeService(&u.svc), Addrs: m.hintsUsed(u.rec, &u.svc)})
+		if m.tracing() {
+			svc := &s.out.Services[k]
+			m.trace(now, TraceEvent{Kind: TraceServiceAdded, Attempt: k + 1, Detail: describeService(svc), Addrs: m.hintsUsed(u.rec, svc), Service: svc})
+		}
 	}
 	if c.ECH && allECH {
 		s.noOrigin = true

@@ -3,6 +3,7 @@ package race
 import (
 	"errors"
 	"net/netip"
+	"strings"
 	"time"
 )
 
@@ -47,6 +48,98 @@ type Report struct {
 	// Attempts in the order they started (the index is the attempt's
 	// number in the trace).
 	Attempts []AttemptReport
+
+	// HTTPS is the race's HTTPS part (Happy Eyeballs v3): nil when it
+	// made no HTTPS query.
+	HTTPS *HTTPSReport
+}
+
+// HTTPSReport is what the HTTPS part of a race did: every query it made
+// (the HTTPS query, those of the aliases, the A/AAAA of the services'
+// targets), the services it used and the records it set aside.
+type HTTPSReport struct {
+	// State is how the HTTPS query ended (HTTPSPending: the race ended
+	// before its answer).
+	State HTTPSState
+	// Lookups in the order they started.
+	Lookups []ServiceLookupReport
+	// Services are the usable services, in the order they were tried
+	// (their Number: 1 is the first).
+	Services []ServiceReport
+	// Skipped are the ServiceMode records the rules set aside.
+	Skipped []SkippedRecord
+	// Replaced are the untried hints a target's own answer replaced.
+	Replaced []ReplacedHint
+}
+
+// ServiceLookupState is how one lookup of the HTTPS part ended. The
+// numbers are the C ABI's HEV2_REPORT_SERVICE_LOOKUP_*.
+type ServiceLookupState uint8
+
+const (
+	ServiceLookupPending  ServiceLookupState = iota // still pending when the race ended
+	ServiceLookupAnswered                           // answered: Records (HTTPS) or Addrs (A/AAAA)
+	ServiceLookupFailed                             // failed: Err (NODATA, NXDOMAIN ...)
+	ServiceLookupCanceled                           // canceled: the race ended, or resolv_timeout
+)
+
+var serviceLookupStateNames = [...]string{
+	ServiceLookupPending:  "pending",
+	ServiceLookupAnswered: "answered",
+	ServiceLookupFailed:   "failed",
+	ServiceLookupCanceled: "canceled",
+}
+
+func (s ServiceLookupState) String() string {
+	if int(s) < len(serviceLookupStateNames) {
+		return serviceLookupStateNames[s]
+	}
+	return "unknown"
+}
+
+// ServiceLookupReport is one lookup of the HTTPS part: an HTTPS query (of
+// the query name or an alias target) or a service target's A or AAAA.
+type ServiceLookupReport struct {
+	Query QueryKind // QueryHTTPS, QueryA or QueryAAAA
+	Name  string    // fully qualified
+	State ServiceLookupState
+	// Start is when it was asked, End when it answered, failed or was
+	// canceled (the race's end while pending).
+	Start, End time.Duration
+	// Records is the number of ServiceMode records of an answered HTTPS
+	// query (0 for an alias); Addrs the answer of an A/AAAA lookup.
+	Records int
+	Addrs   []netip.Addr
+	Err     error // the failure (ServiceLookupFailed)
+}
+
+// Duration is End - Start.
+func (l ServiceLookupReport) Duration() time.Duration { return l.End - l.Start }
+
+// ServiceReport is one usable service of the race.
+type ServiceReport struct {
+	Number int // 1 is the first tried; AttemptReport.Service
+	Service
+	// Hints are the address hints the race tried for it (until its
+	// target's answer replaced them).
+	Hints []netip.Addr
+}
+
+// SkippedRecord is a ServiceMode record the rules set aside.
+type SkippedRecord struct {
+	At       time.Duration
+	Priority uint16
+	Target   string // as the record gave it ("." included)
+	Port     uint16
+	Reason   string // why: an unknown mandatory key, no protocol in common ...
+}
+
+// ReplacedHint is an untried hint of a service that its target's answer
+// replaced.
+type ReplacedHint struct {
+	At      time.Duration
+	Service int // its number
+	Addr    netip.AddrPort
 }
 
 // Phase is one span of a race. Happened is false when the race never
@@ -199,6 +292,14 @@ type AttemptReport struct {
 	Start           time.Duration
 	End             time.Duration
 	Outcome         AttemptOutcome
+	// Origin is where the endpoint came from: OriginDNS (the origin's
+	// A/AAAA), OriginStatic, OriginSynthesized (NAT64), OriginHint (a
+	// service's address hint), OriginService (its target's A/AAAA). 0 in
+	// a trace recorded before the attempt events carried it.
+	Origin Origin
+	// Service is the number of the HTTPS service the endpoint belongs to
+	// (HTTPSReport.Services); 0: the origin's own addresses.
+	Service int
 	// Err is the failure (AttemptFailed: syscall.Errno or *BindError;
 	// AttemptTimedOut in serial mode: the *TimeoutError); nil otherwise.
 	Err error
@@ -239,6 +340,7 @@ func NewReport(events []TraceEvent) (Report, error) {
 		resolvExpired bool
 		rdUntil       time.Duration
 		synthesized   map[netip.Addr]netip.Addr // NAT64: IPv6 -> the IPv4 it stands for
+		httpsTimedOut bool
 	)
 	for i := range events {
 		ev := &events[i]
@@ -276,8 +378,20 @@ func NewReport(events []TraceEvent) (Report, error) {
 			}
 			r.Attempts = append(r.Attempts, AttemptReport{
 				Addr: ev.Addr, Family: FamilyOf(ev.Addr.Addr()), SynthesizedFrom: synthesized[ev.Addr.Addr()],
-				Start: ev.At, End: ev.At,
+				Start: ev.At, End: ev.At, Origin: ev.Origin, Service: int(ev.ServiceNum),
 			})
+		case TraceServiceLookupStarted, TraceServiceLookupAnswered, TraceServiceLookupFailed,
+			TraceServiceLookupCanceled, TraceServiceState, TraceServiceAdded, TraceServiceSkipped,
+			TraceEndpointRemoved:
+			if r.HTTPS == nil {
+				r.HTTPS = &HTTPSReport{State: httpsStateUnset}
+			}
+			if !r.HTTPS.add(ev) {
+				return r, ErrBadTrace
+			}
+			if ev.Kind == TraceServiceLookupCanceled && ev.Query == QueryHTTPS && resolvExpired {
+				httpsTimedOut = true // resolv_timeout gave the query up
+			}
 		case TraceSynthesized:
 			if synthesized == nil {
 				synthesized = map[netip.Addr]netip.Addr{}
@@ -323,9 +437,93 @@ func NewReport(events []TraceEvent) (Report, error) {
 		return r, ErrRaceNotDone
 	}
 	r.settle()
+	if h := r.HTTPS; h != nil && h.State == httpsStateUnset {
+		// No service-state event: the query was still pending when the
+		// race ended, or when resolv_timeout gave it up.
+		h.State = HTTPSPending
+		if httpsTimedOut {
+			h.State = HTTPSTimeout
+		}
+	}
 	r.phases(rdUntil)
 	r.Reason = r.reason()
 	return r, nil
+}
+
+// httpsStateUnset marks an HTTPS part whose state no event has given yet.
+const httpsStateUnset = HTTPSState(255)
+
+// add reads one event of the HTTPS part; false for an event that does
+// not fit.
+func (h *HTTPSReport) add(ev *TraceEvent) bool {
+	switch ev.Kind {
+	case TraceServiceLookupStarted:
+		h.Lookups = append(h.Lookups, ServiceLookupReport{Query: ev.Query, Name: ev.Detail, Start: ev.At, End: ev.At})
+	case TraceServiceLookupAnswered, TraceServiceLookupFailed, TraceServiceLookupCanceled:
+		l := h.pending(ev.Query, ev.Detail)
+		if l == nil {
+			return false // an end without a start
+		}
+		l.End = ev.At
+		switch ev.Kind {
+		case TraceServiceLookupAnswered:
+			l.State = ServiceLookupAnswered
+			if ev.Query == QueryHTTPS {
+				l.Records = ev.Attempt
+			} else {
+				l.Addrs = ev.Addrs
+			}
+		case TraceServiceLookupFailed:
+			l.State, l.Err = ServiceLookupFailed, ev.Err
+		default:
+			l.State = ServiceLookupCanceled
+		}
+	case TraceServiceState:
+		st, ok := httpsStateNamed(ev.Detail)
+		if !ok {
+			return false
+		}
+		h.State = st
+	case TraceServiceAdded:
+		sr := ServiceReport{Number: ev.Attempt, Hints: ev.Addrs}
+		if ev.Service != nil {
+			sr.Service = *ev.Service
+		}
+		h.Services = append(h.Services, sr)
+	case TraceServiceSkipped:
+		sk := SkippedRecord{At: ev.At, Reason: ev.Detail}
+		if ev.Service != nil {
+			sk.Priority, sk.Target, sk.Port = ev.Service.Priority, ev.Service.Target, ev.Service.Port
+			sk.Reason = strings.TrimPrefix(ev.Detail, strings.TrimSuffix(ev.Service.Target, ".")+": ")
+		} else if target, why, ok := strings.Cut(ev.Detail, ": "); ok {
+			sk.Target, sk.Reason = target, why
+		}
+		h.Skipped = append(h.Skipped, sk)
+	case TraceEndpointRemoved:
+		h.Replaced = append(h.Replaced, ReplacedHint{At: ev.At, Service: ev.Attempt, Addr: ev.Addr})
+	}
+	return true
+}
+
+// pending is the lookup of q and name still pending (the machine never
+// asks the same twice; names compare as DNS names do).
+func (h *HTTPSReport) pending(q QueryKind, name string) *ServiceLookupReport {
+	for i := range h.Lookups {
+		l := &h.Lookups[i]
+		if l.Query == q && l.State == ServiceLookupPending && sameName(l.Name, name) {
+			return l
+		}
+	}
+	return nil
+}
+
+func httpsStateNamed(name string) (HTTPSState, bool) {
+	for s, n := range httpsStateNames {
+		if n == name {
+			return HTTPSState(s), true
+		}
+	}
+	return 0, false
 }
 
 // Marks used while the trace is read: a lookup the race gave up on (it

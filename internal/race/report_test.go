@@ -17,7 +17,12 @@ func lookupRep(f Family, st LookupState, start, end int, addrs ...netip.Addr) Lo
 }
 
 func attemptRep(a netip.Addr, start, end int, out AttemptOutcome, err error) AttemptReport {
-	return AttemptReport{Addr: netip.AddrPortFrom(a, 443), Family: FamilyOf(a), Start: ms(start), End: ms(end), Outcome: out, Err: err}
+	return AttemptReport{Addr: netip.AddrPortFrom(a, 443), Family: FamilyOf(a), Start: ms(start), End: ms(end), Outcome: out, Err: err, Origin: OriginDNS}
+}
+
+func withOrigin(a AttemptReport, o Origin, service int) AttemptReport {
+	a.Origin, a.Service = o, service
+	return a
 }
 
 func nodata(f Family) error { return &ResolveError{Host: "example.test", Family: f, Code: EAI_NODATA} }
@@ -111,7 +116,7 @@ func TestReportOfScriptedRaces(t *testing.T) {
 		}, Report{
 			Connected: true, Winner: 0, Family: IPv6, Reason: ReasonGivenAddresses, Elapsed: ms(1),
 			Connecting: span(0, 1),
-			Attempts:   []AttemptReport{attemptRep(v6a, 0, 1, AttemptConnected, nil)},
+			Attempts:   []AttemptReport{withOrigin(attemptRep(v6a, 0, 1, AttemptConnected, nil), OriginStatic, 0)},
 		}},
 		{"NAT64: an A-only name is reached at its synthesis, which counts as IPv4", func(c *MachineConfig) {
 			c.NAT64 = &NAT64Config{Prefixes: []netip.Prefix{pref96}, Source: "cache"}
@@ -128,7 +133,7 @@ func TestReportOfScriptedRaces(t *testing.T) {
 				lookupRep(IPv4, LookupAnswered, 0, 3, v4a),
 			},
 			Attempts: []AttemptReport{{Addr: netip.AddrPortFrom(synth4a, 443), Family: IPv6, SynthesizedFrom: v4a,
-				Start: ms(3), End: ms(5), Outcome: AttemptConnected}},
+				Start: ms(3), End: ms(5), Outcome: AttemptConnected, Origin: OriginSynthesized}},
 		}},
 		{"resolv_timeout abandons AAAA, IPv4 connects after it", func(c *MachineConfig) { c.ResolvTimeout = ms(100) }, func(h *harness) {
 			h.start()

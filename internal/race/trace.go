@@ -35,8 +35,10 @@ const (
 	// (Query, Detail its name; answered: Addrs, or Attempt the number of
 	// ServiceMode records), the query's state (Detail, Attempt the number
 	// of usable services), a usable service (Attempt its number, Detail
-	// its account), a record skipped (Detail why), and an untried hint
-	// replaced by its target's answer (Addr, Attempt the service).
+	// its account, Service the service, Addrs the hints it races), a
+	// record skipped (Detail "target: why", Service the record), and an
+	// untried hint replaced by its target's answer (Addr, Attempt the
+	// service).
 	TraceServiceLookupStarted
 	TraceServiceLookupAnswered
 	TraceServiceLookupFailed
@@ -120,4 +122,14 @@ type TraceEvent struct {
 	Detail   string
 	// Query is the record type of a service lookup's event.
 	Query QueryKind
+	// Origin and ServiceNum are where an attempt-started event's endpoint
+	// came from, and the HTTPS service it belongs to (1 is the first
+	// usable service; 0: the origin's own addresses).
+	Origin     Origin
+	ServiceNum uint8
+	// Service is the service of service-added (shared with the race's
+	// outcome: read it, never modify it), and of service-skipped the
+	// record set aside (its Priority, Port and Target as the record gave
+	// it). Nil on every other event.
+	Service *Service
 }

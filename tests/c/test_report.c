@@ -1,10 +1,13 @@
 /* The establishment report through the C ABI (hev2_report,
  * hev2_report_lookup, hev2_report_attempt) on real loopback races: ::1
  * refused or silent against a listening 127.0.0.1, a refused literal, a
- * timed-out connect; both drives; size versioning. Bad input is in
- * test_badinput.c. */
+ * timed-out connect; both drives; size versioning; the HTTPS part's
+ * accessors on a race without it (their bad input too; the HTTPS part of
+ * a real HTTPS race is the bindings' tests', against hev2-testdns). Bad
+ * input of the 1.3 functions is in test_badinput.c. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -190,6 +193,85 @@ static void test_timed_out(void)
 	blackhole_stop(&bh);
 }
 
+/* A race without the HTTPS query: no HTTPS part (https_state NONE, no
+ * service lookup), each attempt the origin's (service 0) with its origin;
+ * the HTTPS part's accessors refuse every index. Their bad input: NULL,
+ * a size too small, an index out of range, a stale handle. The 1.3 sizes
+ * of hev2_report_info and hev2_report_attempt_info are still accepted. */
+static void test_https_part_absent(void)
+{
+	hev2_options o = recorded(HEV2_DRIVE_LIBRARY);
+	hev2_conn c = run("127.0.0.1", srv4.port, &o);
+	hev2_report_info r = {.size = sizeof r};
+	CHECK_RC(hev2_report(c, &r), HEV2_OK);
+	CHECK_INT(r.https_state, HEV2_HTTPS_NONE);
+	CHECK(r.n_service_lookups == 0 && r.n_services == 0 && r.n_skipped == 0 && r.n_replaced == 0);
+	hev2_report_attempt_info a = {.size = sizeof a};
+	CHECK_RC(hev2_report_attempt(c, 0, &a), HEV2_OK);
+	CHECK_INT(a.service, 0);
+	CHECK_INT(a.origin, HEV2_ORIGIN_STATIC);
+
+	/* The 1.3 layouts: everything up to n_attempts, up to synthesized_from. */
+	struct {
+		hev2_report_info r;
+		unsigned char canary[64];
+	} old;
+	memset(&old, 0xa5, sizeof old);
+	old.r.size = offsetof(hev2_report_info, https_state);
+	CHECK_RC(hev2_report(c, &old.r), HEV2_OK);
+	CHECK_INT(old.r.n_attempts, 1);
+	CHECK_INT(old.r.connected, 1);
+	CHECK(((unsigned char *)&old.r)[offsetof(hev2_report_info, https_state)] == 0xa5); /* untouched */
+	struct {
+		hev2_report_attempt_info a;
+		unsigned char canary[64];
+	} olda;
+	memset(&olda, 0xa5, sizeof olda);
+	olda.a.size = offsetof(hev2_report_attempt_info, service);
+	CHECK_RC(hev2_report_attempt(c, 0, &olda.a), HEV2_OK);
+	CHECK_INT(olda.a.outcome, HEV2_REPORT_ATTEMPT_CONNECTED);
+	CHECK(((unsigned char *)&olda.a)[offsetof(hev2_report_attempt_info, service)] == 0xa5);
+	/* Smaller than 1.3's: refused. */
+	old.r.size = offsetof(hev2_report_info, https_state) - 4;
+	CHECK_RC(hev2_report(c, &old.r), HEV2_EINVAL);
+
+	hev2_report_service_lookup_info l = {.size = sizeof l};
+	hev2_report_service_info s = {.size = sizeof s};
+	hev2_report_skipped_info k = {.size = sizeof k};
+	hev2_report_replaced_info p = {.size = sizeof p};
+	CHECK_RC(hev2_report_service_lookup(c, 0, &l), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report_service_lookup: service lookup index 0 out of range (the race made no HTTPS query)") != NULL);
+	CHECK_RC(hev2_report_service(c, 0, &s), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report_service: service index 0 out of range") != NULL);
+	CHECK_RC(hev2_report_skipped(c, -1, &k), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "skipped record index -1 out of range") != NULL);
+	CHECK_RC(hev2_report_replaced(c, 3, &p), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "replaced hint index 3 out of range") != NULL);
+
+	CHECK_RC(hev2_report_service_lookup(c, 0, NULL), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report_service_lookup: l is NULL") != NULL);
+	CHECK_RC(hev2_report_service(c, 0, NULL), HEV2_EINVAL);
+	CHECK_RC(hev2_report_skipped(c, 0, NULL), HEV2_EINVAL);
+	CHECK_RC(hev2_report_replaced(c, 0, NULL), HEV2_EINVAL);
+	l.size = sizeof l - 8;
+	CHECK_RC(hev2_report_service_lookup(c, 0, &l), HEV2_EINVAL);
+	CHECK(strstr(hev2_last_error(), "hev2_report_service_lookup: l->size ") != NULL);
+	s.size = 4;
+	CHECK_RC(hev2_report_service(c, 0, &s), HEV2_EINVAL);
+	k.size = (size_t)-1;
+	CHECK_RC(hev2_report_skipped(c, 0, &k), HEV2_EINVAL);
+	p.size = 0;
+	CHECK_RC(hev2_report_replaced(c, 0, &p), HEV2_EINVAL);
+	l.size = sizeof l;
+	CHECK_RC(hev2_report_service_lookup(0, 0, &l), HEV2_EHANDLE);
+
+	CHECK_RC(hev2_release(c), HEV2_OK);
+	CHECK_RC(hev2_report_service_lookup(c, 0, &l), HEV2_EHANDLE);
+	CHECK(strstr(hev2_last_error(), "unknown (never issued, or released)") != NULL);
+	s.size = sizeof s;
+	CHECK_RC(hev2_report_service(c, 0, &s), HEV2_EHANDLE);
+}
+
 /* A caller built against a newer header (a larger struct) gets the tail
  * zeroed and its size kept. */
 static void test_larger_struct(void)
@@ -229,6 +311,7 @@ int main(void)
 	test_literal_wins();
 	test_timed_out();
 	test_larger_struct();
+	test_https_part_absent();
 	if (have_ipv6_loopback()) {
 		test_ipv6_refused(HEV2_DRIVE_LIBRARY);
 		test_ipv6_refused(HEV2_DRIVE_WAITER);

@@ -297,6 +297,7 @@ var goChecks = []struct{ prefix, goPrefix string }{
 	{"HEV2_REPORT_REASON_", "core.Reason"},
 	{"HEV2_REPORT_LOOKUP_", "core.Lookup"},
 	{"HEV2_REPORT_ATTEMPT_", "core.Attempt"},
+	{"HEV2_REPORT_SERVICE_LOOKUP_", "core.ServiceLookup"},
 }
 
 // goBounds names the header's limits that are core's input rules (capi

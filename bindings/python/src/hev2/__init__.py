@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from . import httpx as httpx
     from ._errors import ForkedError as ForkedError
     from ._report import AttemptReport as AttemptReport
+    from ._report import HTTPSReport as HTTPSReport
     from ._report import LookupReport as LookupReport
     from ._report import Phase as Phase
     from ._report import Report as Report
@@ -49,6 +50,7 @@ __all__ = [
     "CapacityError",
     "ForkedError",
     "HTTPSOutcome",
+    "HTTPSReport",
     "LibraryError",
     "LookupReport",
     "Phase",
@@ -90,7 +92,7 @@ def __getattr__(name: str) -> Any:
 
         return ForkedError
     # The report's dataclasses, likewise (hev2._report).
-    if name in ("Report", "Phase", "LookupReport", "AttemptReport"):
+    if name in ("Report", "Phase", "LookupReport", "AttemptReport", "HTTPSReport"):
         from . import _report
 
         return getattr(_report, name)

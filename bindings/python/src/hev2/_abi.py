@@ -23,6 +23,10 @@ from ._abi_gen import (
     ReportAttemptInfo,
     ReportInfo,
     ReportLookupInfo,
+    ReportReplacedInfo,
+    ReportServiceInfo,
+    ReportServiceLookupInfo,
+    ReportSkippedInfo,
     ResultInfo,
     ServiceInfo,
     StatsInfo,
@@ -83,6 +87,11 @@ PROTOTYPES = {
     "hev2_clear_history": (c_int, []),
     # 1.5: what the HTTPS query gave (create_connection(https_rr=True)).
     "hev2_service": (c_int, [hev2_conn, POINTER(ServiceInfo)]),
+    # 1.5: the report's HTTPS part.
+    "hev2_report_service_lookup": (c_int, [hev2_conn, c_int, POINTER(ReportServiceLookupInfo)]),
+    "hev2_report_service": (c_int, [hev2_conn, c_int, POINTER(ReportServiceInfo)]),
+    "hev2_report_skipped": (c_int, [hev2_conn, c_int, POINTER(ReportSkippedInfo)]),
+    "hev2_report_replaced": (c_int, [hev2_conn, c_int, POINTER(ReportReplacedInfo)]),
 }
 
 

@@ -106,6 +106,19 @@ REPORT_ATTEMPT_FAILED = 2
 REPORT_ATTEMPT_TIMED_OUT = 3
 REPORT_ATTEMPT_LOST = 4
 REPORT_ATTEMPT_CANCELED = 5
+ORIGIN_DNS = 1
+ORIGIN_STATIC = 2
+ORIGIN_SYNTHESIZED = 3
+ORIGIN_HINT = 4
+ORIGIN_SERVICE = 5
+REPORT_QUERY_A = 1
+REPORT_QUERY_AAAA = 28
+REPORT_QUERY_HTTPS = 65
+REPORT_SERVICE_LOOKUP_PENDING = 0
+REPORT_SERVICE_LOOKUP_ANSWERED = 1
+REPORT_SERVICE_LOOKUP_FAILED = 2
+REPORT_SERVICE_LOOKUP_CANCELED = 3
+ALPNLEN = 512
 TRACE_SVG = 1
 TRACE_QLOG = 2
 TRACE_CHROME = 3
@@ -118,7 +131,6 @@ HTTPS_TIMEOUT = 5
 HTTPS_MALFORMED = 6
 HTTPS_ALIAS_LIMIT = 7
 HTTPS_PENDING = 8
-ALPNLEN = 512
 
 # status code -> its C name (HEV2_OK, HEV2_E*)
 STATUS_NAMES: dict[int, str] = {
@@ -225,6 +237,30 @@ HTTPS_STATE_NAMES: dict[int, str] = {
     6: "malformed",
     7: "alias-limit",
     8: "pending",
+}
+
+# how a lookup of the HTTPS part ended (HEV2_REPORT_SERVICE_LOOKUP_*) -> core's name
+REPORT_SERVICE_LOOKUP_NAMES: dict[int, str] = {
+    0: "pending",
+    1: "answered",
+    2: "failed",
+    3: "canceled",
+}
+
+# record type of a lookup of the HTTPS part (HEV2_REPORT_QUERY_*) -> its DNS name
+REPORT_QUERY_NAMES: dict[int, str] = {
+    1: "A",
+    28: "AAAA",
+    65: "HTTPS",
+}
+
+# where an attempt's endpoint came from (HEV2_ORIGIN_*) -> core's name
+ORIGIN_NAMES: dict[int, str] = {
+    1: "dns",
+    2: "static",
+    3: "synthesized",
+    4: "hint",
+    5: "service",
 }
 
 # resolver (HEV2_RESOLVER_*) -> name
@@ -414,6 +450,11 @@ class ReportInfo(Structure):
         ("connecting", ReportPhase),
         ("resolution_delay_expired", c_int),
         ("n_attempts", c_int),
+        ("https_state", c_int),
+        ("n_service_lookups", c_int),
+        ("n_services", c_int),
+        ("n_skipped", c_int),
+        ("n_replaced", c_int),
     ]
 
 
@@ -446,6 +487,66 @@ class ReportAttemptInfo(Structure):
         ("start_ms", c_double),
         ("end_ms", c_double),
         ("synthesized_from", c_char * ADDRSTRLEN),
+        ("service", c_int),
+        ("origin", c_int),
+    ]
+
+
+class ReportServiceLookupInfo(Structure):
+    """hev2_report_service_lookup_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("query", c_int),
+        ("state", c_int),
+        ("name", c_char * 255),
+        ("n_records", c_int),
+        ("n_addrs", c_int),
+        ("eai", c_int),
+        ("sys_errno", c_int),
+        ("start_ms", c_double),
+        ("end_ms", c_double),
+    ]
+
+
+class ReportServiceInfo(Structure):
+    """hev2_report_service_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("number", c_int),
+        ("priority", c_int),
+        ("port", c_int),
+        ("target", c_char * 255),
+        ("alpn", c_char * ALPNLEN),
+        ("ech", c_int),
+        ("n_hints", c_int),
+    ]
+
+
+class ReportSkippedInfo(Structure):
+    """hev2_report_skipped_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("priority", c_int),
+        ("port", c_int),
+        ("target", c_char * 255),
+        ("reason", c_char * REASONLEN),
+        ("at_ms", c_double),
+    ]
+
+
+class ReportReplacedInfo(Structure):
+    """hev2_report_replaced_info"""
+
+    _fields_ = [
+        ("size", c_size_t),
+        ("service", c_int),
+        ("address", c_char * ADDRSTRLEN),
+        ("family", c_int),
+        ("port", c_int),
+        ("at_ms", c_double),
     ]
 
 
@@ -479,6 +580,10 @@ STRUCTS: dict[str, type[Structure]] = {
     "hev2_report_info": ReportInfo,
     "hev2_report_lookup_info": ReportLookupInfo,
     "hev2_report_attempt_info": ReportAttemptInfo,
+    "hev2_report_service_lookup_info": ReportServiceLookupInfo,
+    "hev2_report_service_info": ReportServiceInfo,
+    "hev2_report_skipped_info": ReportSkippedInfo,
+    "hev2_report_replaced_info": ReportReplacedInfo,
     "hev2_service_info": ServiceInfo,
 }
 
@@ -630,7 +735,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_report_info": (
-        120,
+        144,
         {
             "size": 0,
             "status": 8,
@@ -645,6 +750,11 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "connecting": 88,
             "resolution_delay_expired": 112,
             "n_attempts": 116,
+            "https_state": 120,
+            "n_service_lookups": 124,
+            "n_services": 128,
+            "n_skipped": 132,
+            "n_replaced": 136,
         },
     ),
     "hev2_report_lookup_info": (
@@ -661,7 +771,7 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
         },
     ),
     "hev2_report_attempt_info": (
-        176,
+        184,
         {
             "size": 0,
             "address": 8,
@@ -673,6 +783,58 @@ LAYOUT: dict[str, tuple[int, dict[str, int]]] = {
             "start_ms": 96,
             "end_ms": 104,
             "synthesized_from": 112,
+            "service": 176,
+            "origin": 180,
+        },
+    ),
+    "hev2_report_service_lookup_info": (
+        304,
+        {
+            "size": 0,
+            "query": 8,
+            "state": 12,
+            "name": 16,
+            "n_records": 272,
+            "n_addrs": 276,
+            "eai": 280,
+            "sys_errno": 284,
+            "start_ms": 288,
+            "end_ms": 296,
+        },
+    ),
+    "hev2_report_service_info": (
+        800,
+        {
+            "size": 0,
+            "number": 8,
+            "priority": 12,
+            "port": 16,
+            "target": 20,
+            "alpn": 275,
+            "ech": 788,
+            "n_hints": 792,
+        },
+    ),
+    "hev2_report_skipped_info": (
+        536,
+        {
+            "size": 0,
+            "priority": 8,
+            "port": 12,
+            "target": 16,
+            "reason": 271,
+            "at_ms": 528,
+        },
+    ),
+    "hev2_report_replaced_info": (
+        96,
+        {
+            "size": 0,
+            "service": 8,
+            "address": 12,
+            "family": 76,
+            "port": 80,
+            "at_ms": 88,
         },
     ),
     "hev2_service_info": (

@@ -82,10 +82,86 @@ class AttemptReport:
     # NAT64: the IPv4 address `address` was synthesized from, else ""; such
     # an attempt counts as IPv4 in Report.reason (it reaches an IPv4 host).
     synthesized_from: str = ""
+    # The HTTPS service its endpoint belongs to (HTTPSReport.services'
+    # number, 1 first); 0: the origin's own addresses.
+    service: int = 0
+    # Where its endpoint came from: "dns" (the origin's A/AAAA), "static"
+    # (IP literal, hosts=), "synthesized" (NAT64), "hint" (a service's
+    # address hint), "service" (its target's A/AAAA).
+    origin: str = ""
 
     @property
     def duration(self) -> float:
         return self.end - self.start
+
+
+@dataclass(frozen=True)
+class ServiceLookupReport:
+    """One lookup of the HTTPS part: the HTTPS query (of the name or an
+    alias target), or a service target's A or AAAA."""
+
+    query: str  # "HTTPS", "A" or "AAAA"
+    name: str  # fully qualified
+    state: str  # "pending" (at the end), "answered", "failed", "canceled"
+    start: float
+    end: float
+    records: int  # ServiceMode records of an answered HTTPS query (0: an alias)
+    addresses: int  # addresses of an answered A/AAAA
+    eai: int  # getaddrinfo code of a failure, else 0
+    errno: int
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class ServiceReport:
+    """One usable service, in the order they were tried."""
+
+    number: int  # 1 first: AttemptReport.service
+    priority: int
+    target: str  # fully qualified
+    port: int  # 0: the origin's
+    alpn: tuple[str, ...]
+    ech: bool  # it carries an ECH configuration
+    hints: int  # address hints the race tried for it
+
+
+@dataclass(frozen=True)
+class SkippedRecord:
+    """A ServiceMode record the rules set aside."""
+
+    priority: int
+    target: str  # as the record gave it ("." too)
+    port: int
+    reason: str  # "no protocol in common (h3)", "mandatory key65000 unknown" ...
+    at: float
+
+
+@dataclass(frozen=True)
+class ReplacedHint:
+    """An untried hint its target's own answer replaced."""
+
+    service: int
+    address: str
+    family: str
+    port: int
+    at: float
+
+
+@dataclass(frozen=True)
+class HTTPSReport:
+    """The HTTPS part of the race (create_connection(https_rr=True))."""
+
+    # How the query ended, as hev2.service_of names it: "answered",
+    # "nodata", "nxdomain", "failed", "timeout", "malformed", "alias-limit";
+    # "pending" when the race ended before the answer.
+    state: str
+    lookups: tuple[ServiceLookupReport, ...]  # in the order they started
+    services: tuple[ServiceReport, ...]
+    skipped: tuple[SkippedRecord, ...]
+    replaced: tuple[ReplacedHint, ...]
 
 
 @dataclass(frozen=True)
@@ -111,6 +187,8 @@ class Report:
     connecting: Phase | None
     lookups: tuple[LookupReport, LookupReport]  # AAAA, A
     attempts: tuple[AttemptReport, ...]  # in the order they started
+    # The HTTPS part; None when the race made no HTTPS query.
+    https: HTTPSReport | None = None
 
 
 def _family(af: int) -> str:
@@ -159,6 +237,8 @@ def read_report(conn_id: int) -> Report:
                 a.start_ms / 1000,
                 a.end_ms / 1000,
                 text(a.synthesized_from),
+                a.service,
+                _abi.ORIGIN_NAMES.get(a.origin, ""),
             )
         )
     return Report(
@@ -174,6 +254,67 @@ def read_report(conn_id: int) -> Report:
         connecting=_phase(r.connecting),
         lookups=(lookups[0], lookups[1]),
         attempts=tuple(attempts),
+        https=_read_https(conn_id, r),
+    )
+
+
+def _read_https(conn_id: int, r: _abi.ReportInfo) -> HTTPSReport | None:
+    if r.https_state == _abi.HTTPS_NONE:
+        return None
+    lib = _abi.api()
+    lookups = []
+    li = _abi.ReportServiceLookupInfo()
+    li.size = ctypes.sizeof(li)
+    for i in range(r.n_service_lookups):
+        check(lib.hev2_report_service_lookup(conn_id, i, ctypes.byref(li)))
+        lookups.append(
+            ServiceLookupReport(
+                _abi.REPORT_QUERY_NAMES.get(li.query, "unknown"),
+                text(li.name),
+                _abi.REPORT_SERVICE_LOOKUP_NAMES.get(li.state, "unknown"),
+                li.start_ms / 1000,
+                li.end_ms / 1000,
+                li.n_records,
+                li.n_addrs,
+                li.eai,
+                li.sys_errno,
+            )
+        )
+    services = []
+    si = _abi.ReportServiceInfo()
+    si.size = ctypes.sizeof(si)
+    for i in range(r.n_services):
+        check(lib.hev2_report_service(conn_id, i, ctypes.byref(si)))
+        alpn = text(si.alpn)
+        services.append(
+            ServiceReport(
+                si.number,
+                si.priority,
+                text(si.target),
+                si.port,
+                tuple(alpn.split(",")) if alpn else (),
+                bool(si.ech),
+                si.n_hints,
+            )
+        )
+    skipped = []
+    ki = _abi.ReportSkippedInfo()
+    ki.size = ctypes.sizeof(ki)
+    for i in range(r.n_skipped):
+        check(lib.hev2_report_skipped(conn_id, i, ctypes.byref(ki)))
+        skipped.append(SkippedRecord(ki.priority, text(ki.target), ki.port, text(ki.reason), ki.at_ms / 1000))
+    replaced = []
+    hi = _abi.ReportReplacedInfo()
+    hi.size = ctypes.sizeof(hi)
+    for i in range(r.n_replaced):
+        check(lib.hev2_report_replaced(conn_id, i, ctypes.byref(hi)))
+        replaced.append(ReplacedHint(hi.service, text(hi.address), _family(hi.family), hi.port, hi.at_ms / 1000))
+    return HTTPSReport(
+        _abi.HTTPS_STATE_NAMES.get(r.https_state, "unknown"),
+        tuple(lookups),
+        tuple(services),
+        tuple(skipped),
+        tuple(replaced),
     )
 
 

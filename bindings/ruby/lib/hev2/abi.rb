@@ -93,6 +93,19 @@ module Hev2
     REPORT_ATTEMPT_TIMED_OUT = 3
     REPORT_ATTEMPT_LOST = 4
     REPORT_ATTEMPT_CANCELED = 5
+    ORIGIN_DNS = 1
+    ORIGIN_STATIC = 2
+    ORIGIN_SYNTHESIZED = 3
+    ORIGIN_HINT = 4
+    ORIGIN_SERVICE = 5
+    REPORT_QUERY_A = 1
+    REPORT_QUERY_AAAA = 28
+    REPORT_QUERY_HTTPS = 65
+    REPORT_SERVICE_LOOKUP_PENDING = 0
+    REPORT_SERVICE_LOOKUP_ANSWERED = 1
+    REPORT_SERVICE_LOOKUP_FAILED = 2
+    REPORT_SERVICE_LOOKUP_CANCELED = 3
+    ALPNLEN = 512
     TRACE_SVG = 1
     TRACE_QLOG = 2
     TRACE_CHROME = 3
@@ -105,7 +118,6 @@ module Hev2
     HTTPS_MALFORMED = 6
     HTTPS_ALIAS_LIMIT = 7
     HTTPS_PENDING = 8
-    ALPNLEN = 512
 
     # status code -> its C name (HEV2_OK, HEV2_E*)
     STATUS_NAMES = {
@@ -214,6 +226,30 @@ module Hev2
       8 => "pending",
     }.freeze
 
+    # how a lookup of the HTTPS part ended (HEV2_REPORT_SERVICE_LOOKUP_*) -> core's name
+    REPORT_SERVICE_LOOKUP_NAMES = {
+      0 => "pending",
+      1 => "answered",
+      2 => "failed",
+      3 => "canceled",
+    }.freeze
+
+    # record type of a lookup of the HTTPS part (HEV2_REPORT_QUERY_*) -> its DNS name
+    REPORT_QUERY_NAMES = {
+      1 => "A",
+      28 => "AAAA",
+      65 => "HTTPS",
+    }.freeze
+
+    # where an attempt's endpoint came from (HEV2_ORIGIN_*) -> core's name
+    ORIGIN_NAMES = {
+      1 => "dns",
+      2 => "static",
+      3 => "synthesized",
+      4 => "hint",
+      5 => "service",
+    }.freeze
+
     # resolver (HEV2_RESOLVER_*) -> name
     RESOLVER_NAMES = {
       0 => "default",
@@ -230,9 +266,13 @@ module Hev2
       hev2_event_info: 272,
       hev2_stats_info: 232,
       hev2_report_phase: 24,
-      hev2_report_info: 120,
+      hev2_report_info: 144,
       hev2_report_lookup_info: 48,
-      hev2_report_attempt_info: 176,
+      hev2_report_attempt_info: 184,
+      hev2_report_service_lookup_info: 304,
+      hev2_report_service_info: 800,
+      hev2_report_skipped_info: 536,
+      hev2_report_replaced_info: 96,
       hev2_service_info: 824,
     }.freeze
 
@@ -376,6 +416,11 @@ module Hev2
         connecting: 88,
         resolution_delay_expired: 112,
         n_attempts: 116,
+        https_state: 120,
+        n_service_lookups: 124,
+        n_services: 128,
+        n_skipped: 132,
+        n_replaced: 136,
       }.freeze,
       hev2_report_lookup_info: {
         size: 0,
@@ -398,6 +443,46 @@ module Hev2
         start_ms: 96,
         end_ms: 104,
         synthesized_from: 112,
+        service: 176,
+        origin: 180,
+      }.freeze,
+      hev2_report_service_lookup_info: {
+        size: 0,
+        query: 8,
+        state: 12,
+        name: 16,
+        n_records: 272,
+        n_addrs: 276,
+        eai: 280,
+        sys_errno: 284,
+        start_ms: 288,
+        end_ms: 296,
+      }.freeze,
+      hev2_report_service_info: {
+        size: 0,
+        number: 8,
+        priority: 12,
+        port: 16,
+        target: 20,
+        alpn: 275,
+        ech: 788,
+        n_hints: 792,
+      }.freeze,
+      hev2_report_skipped_info: {
+        size: 0,
+        priority: 8,
+        port: 12,
+        target: 16,
+        reason: 271,
+        at_ms: 528,
+      }.freeze,
+      hev2_report_replaced_info: {
+        size: 0,
+        service: 8,
+        address: 12,
+        family: 76,
+        port: 80,
+        at_ms: 88,
       }.freeze,
       hev2_service_info: {
         size: 0,

@@ -39,6 +39,16 @@ module Hev2
     SERVICE = ABI::OFFSETS.fetch(:hev2_service_info)
     SERVICE_SIZE = ABI::SIZES.fetch(:hev2_service_info)
 
+    # The report's HTTPS part (1.5).
+    REPORT_SERVICE_LOOKUP = ABI::OFFSETS.fetch(:hev2_report_service_lookup_info)
+    REPORT_SERVICE_LOOKUP_SIZE = ABI::SIZES.fetch(:hev2_report_service_lookup_info)
+    REPORT_SERVICE = ABI::OFFSETS.fetch(:hev2_report_service_info)
+    REPORT_SERVICE_SIZE = ABI::SIZES.fetch(:hev2_report_service_info)
+    REPORT_SKIPPED = ABI::OFFSETS.fetch(:hev2_report_skipped_info)
+    REPORT_SKIPPED_SIZE = ABI::SIZES.fetch(:hev2_report_skipped_info)
+    REPORT_REPLACED = ABI::OFFSETS.fetch(:hev2_report_replaced_info)
+    REPORT_REPLACED_SIZE = ABI::SIZES.fetch(:hev2_report_replaced_info)
+
     ADDRSTRLEN = ABI::ADDRSTRLEN
     DETAILLEN = ABI::DETAILLEN
   end

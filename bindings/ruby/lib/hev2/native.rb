@@ -64,6 +64,11 @@ module Hev2
       hev2_clear_history: [[], I],
       # 1.5: what the HTTPS query gave (Hev2.tcp(..., https_rr: true))
       hev2_service: [[U, U], I],
+      # 1.5: the report's HTTPS part
+      hev2_report_service_lookup: [[U, I, U], I],
+      hev2_report_service: [[U, I, U], I],
+      hev2_report_skipped: [[U, I, U], I],
+      hev2_report_replaced: [[U, I, U], I],
     }.freeze
 
     handle, PATH = Library.open

@@ -37,7 +37,25 @@ module Hev2
   #                          outcome: ("connected", "failed", "timed-out",
   #                          "lost", "canceled"), errno:, bind_failed:,
   #                          start:, end:, duration:, synthesized_from: (NAT64:
-  #                          the IPv4 address it stands for, else nil)}
+  #                          the IPv4 address it stands for, else nil),
+  #                          service: (the HTTPS service it belongs to, 1
+  #                          first; 0: the origin's own addresses), origin:
+  #                          ("dns", "static", "synthesized", "hint",
+  #                          "service")}
+  #   https                  nil when the race made no HTTPS query, else
+  #                          {state: (hev2_service's words: "answered",
+  #                          "nodata", "nxdomain", "failed", "timeout",
+  #                          "malformed", "alias-limit"; "pending": the race
+  #                          ended before the answer),
+  #                          lookups: [{query: ("HTTPS", "A", "AAAA"), name:,
+  #                          state: ("pending", "answered", "failed",
+  #                          "canceled"), start:, end:, duration:, records:,
+  #                          addresses:, eai:, errno:}],
+  #                          services: [{number:, priority:, target:, port:,
+  #                          alpn: [...], ech: (true/false), hints:}],
+  #                          skipped: [{priority:, target:, port:, reason:,
+  #                          at:}], replaced: [{service:, address:, family:,
+  #                          port:, at:}]}
   module Report
     L = Layout::REPORT
     PHASE = Layout::REPORT_PHASE
@@ -69,6 +87,93 @@ module Hev2
         connecting: phase(s, base + L[:connecting]),
         lookups: lookups.freeze,
         attempts: attempts.freeze,
+        https: https(conn, s.i32(base + L[:https_state]), base, s),
+      }.freeze
+    end
+
+    # The HTTPS part (nil without it), read through a buffer of its own:
+    # rare enough not to take room in every connection's scratch.
+    def https(conn, state, base, s)
+      return nil if state == ABI::HTTPS_NONE
+
+      counts = %i[n_service_lookups n_services n_skipped n_replaced].map { |k| s.i32(base + L[k]) }
+      {
+        state: ABI::HTTPS_STATE_NAMES.fetch(state, "unknown"),
+        lookups: Array.new(counts[0]) { |i| service_lookup(conn, i) }.freeze,
+        services: Array.new(counts[1]) { |i| service(conn, i) }.freeze,
+        skipped: Array.new(counts[2]) { |i| skipped(conn, i) }.freeze,
+        replaced: Array.new(counts[3]) { |i| replaced(conn, i) }.freeze,
+      }.freeze
+    end
+
+    SL = Layout::REPORT_SERVICE_LOOKUP
+    SV = Layout::REPORT_SERVICE
+    SK = Layout::REPORT_SKIPPED
+    RH = Layout::REPORT_REPLACED
+    HOSTLEN = ABI::MAX_HOSTLEN + 2
+
+    # fill calls fn(conn, i, buffer) with a zeroed struct of size (its
+    # size field set) and returns the bytes it filled.
+    def fill(fn, conn, i, size)
+      buf = Fiddle::Pointer.malloc(size, Fiddle::RUBY_FREE)
+      buf[0, size] = "\0".b * size
+      buf[0, 8] = [size].pack("Q")
+      check(fn.call(conn, i, buf.to_i))
+      buf[0, size]
+    end
+
+    def text(bytes, offset, max)
+      bytes.byteslice(offset, max).unpack1("Z*").force_encoding(Encoding::UTF_8)
+    end
+
+    def service_lookup(conn, i)
+      b = fill(Native::F[:hev2_report_service_lookup], conn, i, Layout::REPORT_SERVICE_LOOKUP_SIZE)
+      start = seconds(b.unpack1("d", offset: SL[:start_ms]))
+      finish = seconds(b.unpack1("d", offset: SL[:end_ms]))
+      {
+        query: ABI::REPORT_QUERY_NAMES.fetch(b.unpack1("l", offset: SL[:query]), "unknown"),
+        name: text(b, SL[:name], HOSTLEN),
+        state: ABI::REPORT_SERVICE_LOOKUP_NAMES.fetch(b.unpack1("l", offset: SL[:state]), "unknown"),
+        start: start, end: finish, duration: finish - start,
+        records: b.unpack1("l", offset: SL[:n_records]),
+        addresses: b.unpack1("l", offset: SL[:n_addrs]),
+        eai: b.unpack1("l", offset: SL[:eai]),
+        errno: b.unpack1("l", offset: SL[:sys_errno]),
+      }.freeze
+    end
+
+    def service(conn, i)
+      b = fill(Native::F[:hev2_report_service], conn, i, Layout::REPORT_SERVICE_SIZE)
+      {
+        number: b.unpack1("l", offset: SV[:number]),
+        priority: b.unpack1("l", offset: SV[:priority]),
+        target: text(b, SV[:target], HOSTLEN),
+        port: b.unpack1("l", offset: SV[:port]),
+        alpn: text(b, SV[:alpn], ABI::ALPNLEN).split(",").freeze,
+        ech: b.unpack1("l", offset: SV[:ech]) == 1,
+        hints: b.unpack1("l", offset: SV[:n_hints]),
+      }.freeze
+    end
+
+    def skipped(conn, i)
+      b = fill(Native::F[:hev2_report_skipped], conn, i, Layout::REPORT_SKIPPED_SIZE)
+      {
+        priority: b.unpack1("l", offset: SK[:priority]),
+        target: text(b, SK[:target], HOSTLEN),
+        port: b.unpack1("l", offset: SK[:port]),
+        reason: text(b, SK[:reason], ABI::REASONLEN),
+        at: seconds(b.unpack1("d", offset: SK[:at_ms])),
+      }.freeze
+    end
+
+    def replaced(conn, i)
+      b = fill(Native::F[:hev2_report_replaced], conn, i, Layout::REPORT_REPLACED_SIZE)
+      {
+        service: b.unpack1("l", offset: RH[:service]),
+        address: text(b, RH[:address], Layout::ADDRSTRLEN),
+        family: FAMILIES[b.unpack1("l", offset: RH[:family])],
+        port: b.unpack1("l", offset: RH[:port]),
+        at: seconds(b.unpack1("d", offset: RH[:at_ms])),
       }.freeze
     end
 
@@ -101,6 +206,8 @@ module Hev2
         bind_failed: s.i32(base + AT[:bind_failed]) == 1,
         start: start, end: finish, duration: finish - start,
         synthesized_from: (from = s.c_string(base + AT[:synthesized_from], Layout::ADDRSTRLEN)).empty? ? nil : from,
+        service: s.i32(base + AT[:service]),
+        origin: ABI::ORIGIN_NAMES.fetch(s.i32(base + AT[:origin]), ""),
       }.freeze
     end
 
