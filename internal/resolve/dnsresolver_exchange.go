@@ -55,10 +55,19 @@ func (r *DNSResolver) exchangeOver(ctx context.Context, network string, m *dnsQu
 		return nil, r.exchangeError(ctx, err)
 	}
 	r.stats.openSockets.Add(1)
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		conn.Close()
+		close(closed)
+	})
 	defer func() {
 		if stop() {
 			conn.Close()
+		} else {
+			// The cancel is closing the socket on its own goroutine:
+			// the lookup returns once it is closed, not while it may
+			// still be open.
+			<-closed
 		}
 		r.stats.openSockets.Add(-1)
 	}()
