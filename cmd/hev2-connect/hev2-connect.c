@@ -162,21 +162,6 @@ static const char *timeout_name(int t)
 	return "";
 }
 
-static void json_string(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\')
-			fprintf(f, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(f, "\\u%04x", ch);
-		else
-			fputc(ch, f);
-	}
-	fputc('"', f);
-}
-
 static void print_timeline(FILE *f, hev2_conn c, const hev2_result_info *r)
 {
 	for (int i = 0; i < r->n_events; i++) {

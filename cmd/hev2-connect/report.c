@@ -99,8 +99,7 @@ static const char *query_name(int q)
 	return "unknown";
 }
 
-/* json_text writes s as a JSON string (DNS names and reasons). */
-static void json_text(FILE *f, const char *s)
+void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; *s; s++) {
@@ -160,7 +159,7 @@ static int print_https_json(FILE *f, hev2_conn c, const hev2_report_info *r,
 		if ((rc = hev2_report_service_lookup(c, i, &l)) != HEV2_OK)
 			return rc;
 		fprintf(f, "%s{\"query\":\"%s\",\"name\":", i ? "," : "", query_name(l.query));
-		json_text(f, l.name);
+		json_string(f, l.name);
 		fprintf(f, ",\"state\":\"%s\",\"start_ms\":%.3f,\"end_ms\":%.3f,\"ms\":%.3f,"
 		           "\"records\":%d,\"addresses\":%d,\"eai\":\"%s\",\"errno\":\"%s\"}",
 		        service_lookup_state_name(l.state), l.start_ms, l.end_ms, l.end_ms - l.start_ms,
@@ -173,7 +172,7 @@ static int print_https_json(FILE *f, hev2_conn c, const hev2_report_info *r,
 			return rc;
 		fprintf(f, "%s{\"number\":%d,\"priority\":%d,\"target\":", i ? "," : "", s.number,
 		        s.priority);
-		json_text(f, s.target);
+		json_string(f, s.target);
 		fprintf(f, ",\"port\":%d,\"alpn\":[", s.port);
 		const char *p = s.alpn;
 		for (int first = 1; *p; first = 0) {
@@ -182,7 +181,7 @@ static int print_https_json(FILE *f, hev2_conn c, const hev2_report_info *r,
 			snprintf(one, sizeof one, "%.*s", (int)(n < sizeof one ? n : sizeof one - 1), p);
 			if (!first)
 				fputc(',', f);
-			json_text(f, one);
+			json_string(f, one);
 			p += n;
 			if (*p == ',')
 				p++;
@@ -195,9 +194,9 @@ static int print_https_json(FILE *f, hev2_conn c, const hev2_report_info *r,
 		if ((rc = hev2_report_skipped(c, i, &k)) != HEV2_OK)
 			return rc;
 		fprintf(f, "%s{\"priority\":%d,\"target\":", i ? "," : "", k.priority);
-		json_text(f, k.target);
+		json_string(f, k.target);
 		fprintf(f, ",\"port\":%d,\"reason\":", k.port);
-		json_text(f, k.reason);
+		json_string(f, k.reason);
 		fprintf(f, ",\"at_ms\":%.3f}", k.at_ms);
 	}
 	fputs("],\"replaced\":[", f);

@@ -12,6 +12,10 @@
  * printed unless HEV2_OK. */
 int print_report_json(FILE *f, hev2_conn c, const char *(*eai_text)(int));
 
+/* Writes s as a JSON string: quotes, backslashes and control characters
+ * escaped (addresses, DNS names, messages). */
+void json_string(FILE *f, const char *s);
+
 /* One line for -v: who won and why, the phases, each attempt's outcome. */
 int print_report_summary(FILE *f, hev2_conn c);
 
