@@ -291,7 +291,12 @@ int print_report_summary(FILE *f, hev2_conn c)
 		if (a.error)
 			fprintf(f, " %s", errno_text(a.error));
 		fprintf(f, " %.3f ms", a.end_ms - a.start_ms);
+		if (a.service)
+			fprintf(f, " (service %d, %s)", a.service, origin_name(a.origin));
 	}
+	if (r.https_state != HEV2_HTTPS_NONE)
+		fprintf(f, "; HTTPS %s: services %d, records skipped %d, hints replaced %d",
+		        https_state_text(r.https_state), r.n_services, r.n_skipped, r.n_replaced);
 	fputc('\n', f);
 	return HEV2_OK;
 }
