@@ -1,6 +1,6 @@
 # fuzz: Go native fuzz targets (go test -fuzz) of every parser of outside
-# text: capi's static_hosts, nameservers and local_host (capi/internal/cparse),
-# ports (core.ParsePort), hosts and resolv.conf files, and the built-in
+# text: capi's static_hosts, nameservers, local_host and alpn (capi/internal/cparse),
+# ports (engine.ParsePort), hosts and resolv.conf files, and the built-in
 # resolver's reply handling (parseReply, answerAddrs, and the lenient
 # reading of HTTPS records, serviceAnswer), and the C ABI's
 # conversion of a whole hev2_options (capi: every int field any value, each
