@@ -12,13 +12,31 @@
  * Overview
  * ---------------------------------------------------------------------------
  *
+ * A caller that blocks until it is connected makes one call; the race is
+ * played on its own thread (the cheapest path: `make bench-capi`, row
+ * "hev2_connect_wait (1 call)", beside a plain blocking connect):
+ *
  *     hev2_options o;
  *     hev2_options_init(&o);
  *     o.connect_timeout_ms = 5000;
  *     hev2_conn c;
+ *     int fd;
+ *     if (hev2_connect_wait("example.test", "443", &o, -1, &c, &fd) != HEV2_OK) {
+ *         puts(hev2_last_error());            // why, in one line
+ *         hev2_release(c);                    // a failed race's handle (0: none)
+ *         return;
+ *     }
+ *     // fd is a connected socket, yours
+ *
+ * An event loop (or a caller that starts many connects at once) takes a
+ * handle instead, played by a library thread, and is told when it is done
+ * by a pollable fd, a callback or a postponed job; a handle costs a thread
+ * hand-off more than the one call when it is waited for with hev2_wait:
+ *
+ *     hev2_conn c;
  *     int rc = hev2_connect("example.test", "443", &o, &c); // returns at once
  *     if (rc != HEV2_OK) { puts(hev2_strerror(rc)); return; }
- *     hev2_wait(c, -1);                       // or poll hev2_fd(c), or a callback
+ *     // ... poll hev2_fd(c) with the loop's other fds (or on_done, or a job)
  *     hev2_result_info r;
  *     r.size = sizeof r;
  *     hev2_result(c, &r);                     // r.fd is now yours
