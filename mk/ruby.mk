@@ -63,9 +63,14 @@ rubies: ## build the Rubies of RUBIES that scripts/build-ruby.sh provides (once,
 
 # The gem's minitest suite, with warnings on, against the freshly built
 # library; test_intents.rb's DNS server is hev2-testdns (mk/testdns.mk).
-test-ruby-unit: capi-lib testdns rubies ruby-ext ## the gem's minitest suite (warnings on) on each Ruby of RUBIES
+# Twice on each Ruby: with the C extension, and without it (HEV2_NO_EXT=1,
+# as a gem installed without a compiler runs: the race on a library
+# thread; the extension's own tests skip).
+test-ruby-unit: capi-lib testdns rubies ruby-ext ## the gem's minitest suite (warnings on) on each Ruby of RUBIES, with and without its C extension
 	@$(RUBY_EACH) \
 		$(RUBY_ENV) HEV2_EXPECT_EXT=1 "$$r" -w -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/test/run.rb; \
+		echo "== without the C extension"; \
+		$(RUBY_ENV) HEV2_NO_EXT=1 "$$r" -w -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test $(RUBY_DIR)/test/run.rb; \
 	done
 
 # The shared scenario suite through the gem's client command (root only).
