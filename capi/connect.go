@@ -194,8 +194,8 @@ func (c *conn) waiterDone() {
 // with no callback, is triggered right here, by whichever thread decided
 // the race: its trigger runs no code of the host's (an atomic flag and, on
 // the first trigger, an eventfd write), so it needs no library thread, and
-// a cancel then costs no hand-off to one (a cross-thread wake-up is
-// several microseconds of CPU; bench_pending shows it). Everything else
+// a cancel then costs no hand-off to one (a cross-thread wake-up is the
+// dearest part of a cancel). Everything else
 // goes to the notifier. So does a
 // handle whose id hev2_connect has not returned yet: nothing may fire
 // before the caller holds it.

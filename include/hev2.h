@@ -169,9 +169,9 @@
  *    resolv.conf's options (no-aaaa, inet6, ...) nor RES_OPTIONS,
  *    LOCALDOMAIN or HOSTALIASES change glibc's answer) is asked of the
  *    built-in DNS client instead, with the same resolv.conf; it holds no
- *    thread and really cancels (lookups_handed_over counts them).
- *    2,000 connects to silent names, released, leave the process under
- *    160 threads, and a healthy name resolves in about 2 ms meanwhile.
+ *    thread and really cancels (lookups_handed_over counts them), so a
+ *    burst of connects to silent names leaves the process with about
+ *    handover_at threads, and healthy names keep resolving.
  *  - cap: every other name goes to getaddrinfo up to
  *    hev2_stats_info.max_resolver_threads (192) calls in flight, abandoned
  *    ones included; at that cap a new lookup fails at once, with

@@ -227,7 +227,7 @@ module Hev2
     end
 
     # resolv_timeout, a negative one read as the running Ruby reads it
-    # (measured on 3.1 and 3.4, in the test bed): an IP literal, with
+    # (the differential test holds each Ruby to it): an IP literal, with
     # nothing to resolve, connects on every Ruby. For a name, Ruby 3.1
     # ignores it (it bounds no lookup there, whatever its sign), and so does
     # 3.4 with fast_fallback: false; 3.4's Socket.tcp sets its deadline at
