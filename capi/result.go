@@ -42,19 +42,37 @@ func doneConn(id C.hev2_conn) (*conn, C.int) {
 	}
 }
 
+// doneHeld returns the handle if it is done and not released, with a
+// reference taken and its lock held (let go with c.leave), or the status
+// to answer.
+func doneHeld(id C.hev2_conn) (*conn, C.int) {
+	c, rc := doneConn(id)
+	if c == nil {
+		return nil, rc
+	}
+	c.mu.Lock()
+	if c.released {
+		c.mu.Unlock()
+		c.unref()
+		return nil, unknownHandle(id)
+	}
+	return c, C.HEV2_OK
+}
+
+// leave undoes doneHeld.
+func (c *conn) leave() {
+	c.mu.Unlock()
+	c.unref()
+}
+
 //export hev2go_result
 func hev2go_result(id C.hev2_conn, r *C.hev2_result_info) (rc C.int) {
 	defer guard(&rc)
-	c, rc := doneConn(id)
+	c, rc := doneHeld(id)
 	if c == nil {
 		return rc
 	}
-	defer c.unref()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.released {
-		return unknownHandle(id)
-	}
+	defer c.leave()
 	r.status = C.int(c.out.status)
 	r.fd = -1
 	r.elapsed_ms = C.double(ms(c.elapsed))
@@ -133,13 +151,11 @@ func fillLookup(l *C.hev2_lookup_info, li core.LookupInfo, i int) {
 //export hev2go_get_attempt
 func hev2go_get_attempt(id C.hev2_conn, i C.int, a *C.hev2_attempt_info) (rc C.int) {
 	defer guard(&rc)
-	c, rc := doneConn(id)
+	c, rc := doneHeld(id)
 	if c == nil {
 		return rc
 	}
-	defer c.unref()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.leave()
 	var attempts []core.AttemptInfo
 	var ce *core.Error
 	if c.res != nil {
@@ -168,13 +184,11 @@ func hev2go_get_attempt(id C.hev2_conn, i C.int, a *C.hev2_attempt_info) (rc C.i
 //export hev2go_get_event
 func hev2go_get_event(id C.hev2_conn, i C.int, e *C.hev2_event_info) (rc C.int) {
 	defer guard(&rc)
-	c, rc := doneConn(id)
+	c, rc := doneHeld(id)
 	if c == nil {
 		return rc
 	}
-	defer c.unref()
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	defer c.leave()
 	if i < 0 || int(i) >= len(c.events) {
 		return refuse(statusInval, "event index %d out of range (handle has %d events)", int(i), len(c.events))
 	}

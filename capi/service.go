@@ -29,16 +29,11 @@ var httpsStates = [...]C.int{
 //export hev2go_service
 func hev2go_service(id C.hev2_conn, s *C.hev2_service_info) (rc C.int) {
 	defer guard(&rc)
-	c, rc := doneConn(id)
+	c, rc := doneHeld(id)
 	if c == nil {
 		return rc
 	}
-	defer c.unref()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.released {
-		return unknownHandle(id)
-	}
+	defer c.leave()
 	var out *race.HTTPSOutcome
 	if c.res != nil {
 		out = c.res.HTTPS
