@@ -42,7 +42,7 @@ dist: deps ## every artifact (wheel, sdist, gems, .deb files; amd64 and arm64) i
 	@grep -q '^## $(subst .,\.,$(CAPI_VERSION)) ' CHANGELOG.md || { echo "dist: CHANGELOG.md has no '## $(CAPI_VERSION) ' entry"; exit 1; }
 	@rm -rf $(DIST_DIR) && mkdir -p $(DIST_DIR)
 	@set -e; for t in $(DIST_TARGETS); do echo "== $$t"; $(MAKE) --no-print-directory $$t; done
-	cd $(DIST_DIR) && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | LC_ALL=C sort | xargs sha256sum > SHA256SUMS
+	cd $(DIST_DIR) && find . -maxdepth 1 -type f ! -name SHA256SUMS -printf '%f\n' | LC_ALL=C sort | xargs -r sha256sum > SHA256SUMS
 	@cat $(DIST_DIR)/SHA256SUMS
 
 # Each artifact installed and used as its users would (DIST_TEST_TARGETS).
