@@ -24,7 +24,7 @@ DEB_PACKAGES  += openssh-server openssh-client git
 
 CAPI_EXAMPLES := $(BUILD)/examples/simple_connect $(BUILD)/examples/event_loop
 
-capi: capi-lib $(BUILD)/hev2-connect $(BUILD)/hev2.pc $(CAPI_EXAMPLES) ## libhev2.so, hev2-connect, hev2.pc and the C examples
+capi: capi-lib $(BUILD)/hev2-connect $(BUILD)/hev2.pc $(BUILD)/hev2-uninstalled.pc $(CAPI_EXAMPLES) ## libhev2.so, hev2-connect, hev2.pc and the C examples
 
 # go build decides itself whether anything changed (its cache makes a no-op
 # build fast); the library file is only replaced when the output differs, so
@@ -50,6 +50,15 @@ $(BUILD)/hev2-connect: $(CAPI_CLI_SOURCES) cmd/hev2-connect/relay.h cmd/hev2-con
 $(BUILD)/hev2.pc: hev2.pc.in
 	@mkdir -p $(BUILD)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(CAPI_VERSION)|g' $< > $@
+
+# The build tree as pkg-config sees it: with PKG_CONFIG_PATH=$(BUILD),
+# `pkg-config hev2` prefers this file over hev2.pc (pkg-config's rule for
+# NAME-uninstalled.pc), so an extension builds against this tree with the
+# same pkg-config line it uses against an installed libhev2.
+$(BUILD)/hev2-uninstalled.pc: hev2.pc.in
+	@mkdir -p $(BUILD)
+	sed -e 's|^libdir=.*|libdir=$(CURDIR)/$(BUILD)|' -e 's|^includedir=.*|includedir=$(CURDIR)/include|' \
+	    -e 's|@PREFIX@|$(CURDIR)|g' -e 's|@VERSION@|$(CAPI_VERSION)|g' $< > $@
 
 # make install PREFIX=/opt/hev2 [DESTDIR=/tmp/stage]
 install: capi ## install library, header, pkg-config file and hev2-connect (PREFIX, DESTDIR)

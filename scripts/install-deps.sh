@@ -14,6 +14,14 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "install-deps: apt-get install$missing"
 export DEBIAN_FRONTEND=noninteractive
+# A package named pkg:ARCH of a foreign architecture (the arm64 sysroots of
+# make dist) needs that architecture known to dpkg before apt-get update.
+for p in $missing; do
+	case "$p" in
+	*:*) arch="${p##*:}"
+		dpkg --print-foreign-architectures | grep -qx "$arch" || dpkg --add-architecture "$arch" ;;
+	esac
+done
 apt-get update -qq >/dev/null || apt-get update
 # shellcheck disable=SC2086
 apt-get install -y -qq --no-install-recommends $missing >/dev/null
