@@ -235,7 +235,8 @@ with socket.create_server(("127.0.0.1", 0)) as l:
     with hev2.create_connection(("127.0.0.1", l.getsockname()[1])) as s:
         ok = s.getpeername()[0] == "127.0.0.1"
 print(json.dumps({"ok": ok, "ctypes": "ctypes" in sys.modules, "errors": "hev2._errors" in sys.modules,
-                  "asyncio": "asyncio" in sys.modules, "ForkedError": hev2.ForkedError.__module__,
+                  "asyncio": "asyncio" in sys.modules, "dataclasses": "dataclasses" in sys.modules,
+                  "threading": "threading" in sys.modules, "ForkedError": hev2.ForkedError.__module__,
                   "in_dir": "ForkedError" in dir(hev2)}))
 """
 
@@ -246,12 +247,16 @@ def test_the_first_connection_loads_what_it_needs():
     )
     assert p.returncode == 0, p.stderr
     # _errors comes with the library, so a failure can be reported even
-    # with no fd left to import a module; asyncio only with hev2.aio.
+    # with no fd left to import a module; asyncio only with hev2.aio; the
+    # first connection's path imports neither dataclasses nor threading
+    # (their cost would be most of that connection's).
     assert json.loads(p.stdout) == {
         "ok": True,
         "ctypes": True,
         "errors": True,
         "asyncio": False,
+        "dataclasses": False,
+        "threading": False,
         "ForkedError": "hev2._errors",
         "in_dir": True,
     }

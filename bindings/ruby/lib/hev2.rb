@@ -2,9 +2,11 @@
 
 require "socket"
 require_relative "hev2/version"
+# The library first: its Go runtime starts on a thread of its own when it
+# is loaded, and gets ready while the rest of the gem loads.
+require_relative "hev2/native"
 require_relative "hev2/errors"
 require_relative "hev2/arguments"
-require_relative "hev2/native"
 require_relative "hev2/connector"
 
 # Happy Eyeballs v2 (RFC 8305) connections for Ruby, backed by libhev2.

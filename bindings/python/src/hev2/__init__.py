@@ -86,12 +86,12 @@ def __getattr__(name: str) -> Any:
         import importlib
 
         return importlib.import_module("." + name, __name__)
-    # _errors defines the failure records with dataclasses (~10 ms to import).
+    # _errors comes with the library (hev2._handle), not with `import hev2`.
     if name == "ForkedError":
         from ._errors import ForkedError
 
         return ForkedError
-    # The report's dataclasses, likewise (hev2._report).
+    # The report's dataclasses only when a report is asked for (hev2._report).
     if name in ("Report", "Phase", "LookupReport", "AttemptReport", "HTTPSReport"):
         from . import _report
 

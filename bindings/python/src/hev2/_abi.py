@@ -8,8 +8,8 @@ file adds the prototypes and the loading; other modules import from here.
 
 from __future__ import annotations
 
+import _thread
 import ctypes
-import threading
 from ctypes import POINTER, c_char_p, c_int, c_size_t, c_uint, c_void_p
 
 from ._abi_gen import *  # noqa: F403 (every constant, the name tables, the structs)
@@ -108,7 +108,7 @@ def check_version(num: int, path: str) -> None:
         )
 
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading.Lock, without importing threading
 _api: ctypes.CDLL | None = None
 
 

@@ -136,7 +136,7 @@ def create_connection(
     if isinstance(outcome, socket.socket):  # won within the first call
         return outcome
     if not isinstance(outcome, Winner):
-        # Not imported by `import hev2` (dataclasses); the first connection loaded it.
+        # Not imported by `import hev2`; the first connection loaded it.
         from ._errors import to_exception
 
         raise to_exception(outcome, bool(all_errors))

@@ -19,7 +19,6 @@ from __future__ import annotations
 import errno as errno_mod
 import os
 import socket
-from dataclasses import dataclass, field
 
 EAI_NAMES = {getattr(socket, n): n for n in dir(socket) if n.startswith("EAI_")}
 # glibc numbering, the one the library hands out; socket may lack some names.
@@ -36,37 +35,104 @@ class ForkedError(RuntimeError):
     'forkserver' multiprocessing start method."""
 
 
-@dataclass(frozen=True)
-class LookupFailure:
+class Record:
+    """A frozen record of named fields (its __slots__), compared, hashed and
+    shown by them: what ``@dataclass(frozen=True)`` gives, without importing
+    dataclasses (and inspect with it), which would cost the first
+    connection more than everything else it loads."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def _set(self, **values: object) -> None:
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a frozen {type(self).__name__}")
+
+    def _values(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self) or not isinstance(other, Record):
+            return NotImplemented
+        return self._values() == other._values()
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__name__}({shown})"
+
+
+class LookupFailure(Record):
+    """One address lookup that failed."""
+
+    __slots__ = ("family", "eai", "errno", "message")
     family: str  # "ipv6" (AAAA) or "ipv4" (A)
     eai: int
     errno: int  # set for EAI_SYSTEM: the resolver thread's errno
     message: str
 
+    def __init__(self, family: str, eai: int, errno: int, message: str) -> None:
+        self._set(family=family, eai=eai, errno=errno, message=message)
 
-@dataclass(frozen=True)
-class AttemptFailure:
+
+class AttemptFailure(Record):
+    """One connection attempt that failed."""
+
+    __slots__ = ("address", "port", "errno", "timeout_kind")
     address: str
     port: int
     errno: int  # 0 when the attempt was cut by a timeout
     timeout_kind: str  # "" unless a timeout ended this attempt
 
+    def __init__(self, address: str, port: int, errno: int, timeout_kind: str) -> None:
+        self._set(address=address, port=port, errno=errno, timeout_kind=timeout_kind)
 
-@dataclass(frozen=True)
-class Failure:
+
+class Failure(Record):
     """What the library reported for a failed connection."""
 
+    __slots__ = (
+        "host", "port", "message", "errno", "eai", "eai_errno",
+        "timeout_kind", "timeout_after", "elapsed", "lookups", "attempts",
+    )  # fmt: skip
     host: str
     port: int
     message: str  # the library's one-line account of everything
-    errno: int = 0  # the primary cause's errno, if it is one
-    eai: int = 0  # the primary cause's getaddrinfo code, if it is one
-    eai_errno: int = 0  # errno behind an EAI_SYSTEM primary cause
-    timeout_kind: str = ""  # which timeout ended the race, if any
-    timeout_after: float = 0.0  # that timeout's length, in seconds
-    elapsed: float = 0.0  # seconds
-    lookups: tuple[LookupFailure, ...] = ()
-    attempts: tuple[AttemptFailure, ...] = field(default_factory=tuple)
+    errno: int  # the primary cause's errno, if it is one
+    eai: int  # the primary cause's getaddrinfo code, if it is one
+    eai_errno: int  # errno behind an EAI_SYSTEM primary cause
+    timeout_kind: str  # which timeout ended the race, if any
+    timeout_after: float  # that timeout's length, in seconds
+    elapsed: float  # seconds
+    lookups: tuple[LookupFailure, ...]
+    attempts: tuple[AttemptFailure, ...]
+
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        message: str,
+        errno: int = 0,
+        eai: int = 0,
+        eai_errno: int = 0,
+        timeout_kind: str = "",
+        timeout_after: float = 0.0,
+        elapsed: float = 0.0,
+        lookups: tuple[LookupFailure, ...] = (),
+        attempts: tuple[AttemptFailure, ...] = (),
+    ) -> None:
+        self._set(
+            host=host, port=port, message=message, errno=errno, eai=eai, eai_errno=eai_errno,
+            timeout_kind=timeout_kind, timeout_after=timeout_after, elapsed=elapsed,
+            lookups=lookups, attempts=attempts,
+        )  # fmt: skip
 
     @property
     def errno_name(self) -> str:

@@ -46,9 +46,15 @@ def _import_abi() -> None:
     try:
         import ctypes
 
-        # _errors too (its dataclasses cost ~10 ms, so not at `import hev2`):
-        # a failed connection must be reportable even when the process is
-        # out of fds, and importing a module needs one.
+        from . import _lib
+
+        # The library first: its Go runtime starts on a thread of its own
+        # at dlopen, and gets ready while this thread loads the modules
+        # below, instead of after them.
+        _lib.library()
+        # _errors too (not at `import hev2`): a failed connection must be
+        # reportable even when the process is out of fds, and importing a
+        # module needs one.
         from . import _abi, _errors  # noqa: F401
     except OSError as e:
         # Out of fds (or a broken installation): the library cannot be

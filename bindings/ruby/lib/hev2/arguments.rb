@@ -1,7 +1,6 @@
 # frozen_string_literal: true
 
 require "socket"
-require "ipaddr"
 require_relative "abi"
 require_relative "errors"
 require_relative "plain_options"
@@ -122,9 +121,17 @@ module Hev2
         raise Errors.resolution(code || Errors::EAI_NONAME, 0, name, nil)
       end
       addr, = name.split("%", 2)
-      IPAddr.new(addr).link_local? ? name : addr
+      ipaddr.new(addr).link_local? ? name : addr
     rescue IPAddr::Error
       name
+    end
+
+    # IPAddr, required on first use: the paths that need it (local_host, a
+    # zone, a negative resolv_timeout, an error's class) are rare, and
+    # requiring ipaddr at load would add its cost to every `require "hev2"`.
+    def ipaddr
+      require "ipaddr" unless defined?(::IPAddr)
+      ::IPAddr
     end
 
     # What strtoul, and so getaddrinfo, reads as a decimal number (a
@@ -200,7 +207,7 @@ module Hev2
       return int_address(value) if value.is_a?(Integer)
       name = String.try_convert(value) or
         raise TypeError, "no implicit conversion of #{value.class} into String"
-      return IPAddr.new(name).to_s if ip_literal?(name)
+      return ipaddr.new(name).to_s if ip_literal?(name)
       return nil if name.empty?
       ais = Addrinfo.getaddrinfo(name, nil, nil, :STREAM)
       want = remote && ip_literal?(remote) ? (remote.include?(":") ? :ipv6? : :ipv4?) : nil
@@ -210,7 +217,7 @@ module Hev2
     end
 
     def ip_literal?(name)
-      IPAddr.new(name)
+      ipaddr.new(name)
       !name.include?("/")
     rescue IPAddr::Error
       false

@@ -20,10 +20,16 @@ module Hev2
   # NoGVL.available? is false and Hev2.tcp waits as before: the race on a
   # library thread, and the caller waiting on the handle's eventfd.
   module NoGVL
-    begin
-      require "hev2/hev2_wait" unless ENV["HEV2_NO_EXT"] == "1"
-    rescue LoadError
-      nil
+    # Looked up on the load path first: a plain require of a file that is
+    # not there makes RubyGems search every installed gem's files for it,
+    # which costs more than the rest of `require "hev2"`.
+    unless ENV["HEV2_NO_EXT"] == "1"
+      found = begin
+        $LOAD_PATH.resolve_feature_path("hev2/hev2_wait")
+      rescue LoadError # Ruby < 3.1 raises where 3.1 returns nil
+        nil
+      end
+      require found[1] if found
     end
 
     # true when the extension is loaded.
