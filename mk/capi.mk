@@ -210,12 +210,14 @@ test-capi-stdio: capi ## hev2-connect --stdio on the test bed: relay both ways, 
 	HEV2_CONNECT=$(CURDIR)/$(BUILD)/hev2-connect $(GO) test -count=1 -v ./tests/connectbed/
 
 # ---- bench-capi -----------------------------------------------------------------
-# The C benchmarks (bench/c) share the C tests' helpers (tests/c/util.c).
+# The C benchmarks (bench/c) share the C tests' helpers (tests/c/util.c) and
+# print their rows with bench/c/row.c.
 CAPI_BENCH_BINS := $(BUILD)/bench/c/bench_connect $(BUILD)/bench/c/bench_dlopen $(BUILD)/bench/c/bench_pending
+CAPI_BENCH_ROW  := bench/c/row.c bench/c/row.h
 
-$(BUILD)/bench/c/%: bench/c/%.c $(CAPI_TEST_DEPS) $(CAPI_LIB)
+$(BUILD)/bench/c/%: bench/c/%.c $(CAPI_TEST_DEPS) $(CAPI_BENCH_ROW) $(CAPI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -Ibench/c -o $@ $< bench/c/row.c tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
 
 # bench_dlopen loads the library itself: it must not link against it.
 $(BUILD)/bench/c/bench_dlopen: bench/c/bench_dlopen.c $(CAPI_TEST_DEPS)
