@@ -20,7 +20,7 @@ PYTHON_PKG_DIR := $(BUILD)/python-package
 PIP_QUIET      := -q --disable-pip-version-check --no-index
 TEST_TARGETS  += package-python
 
-.PHONY: test-python bench-python package-python
+.PHONY: test-python bench-python bench-python-fresh package-python
 
 # The package's type check, and the scenario client's (run by `make lint`, mk/lint.mk).
 PYTHON_MYPY  := MYPYPATH=$(PYTHON_DIR)/src $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null \
@@ -47,8 +47,15 @@ package-python: capi-lib ## build the wheel offline, install it with pip, use it
 
 # hev2.create_connection vs socket.create_connection vs asyncio's
 # create_connection(happy_eyeballs_delay=0.25), loopback, one run.
-bench-python: capi-lib ## hev2.create_connection vs socket.create_connection vs asyncio
+bench-python: capi-lib ## hev2.create_connection vs socket.create_connection vs asyncio; then bench-python-fresh
 	$(FRESH_NETNS) env $(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py
+	@$(MAKE) --no-print-directory bench-python-fresh
+
+# A script that imports hev2 and connects once beside the same with socket,
+# as whole fresh processes (BENCH_PAIRS pairs, 30 by default): wall time,
+# where it goes, memory.
+bench-python-fresh: capi-lib ## fresh processes: import hev2 + create_connection vs socket's (goal <= 15 ms), where the time goes, RSS
+	$(FRESH_NETNS) env $(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_fresh_process.py
 
 # The shared scenario suite in the test bed's namespaces, through the Python
 # client command, blocking and asyncio, with the default (system) and the
