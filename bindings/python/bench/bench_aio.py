@@ -128,10 +128,11 @@ def main() -> None:
             )
             kind = "127.0.0.1" if host == "127.0.0.1" else "hosts-file name"
             rows.row(
-                f"python asyncio hev2.aio.open_connection / asyncio's (he 0.25), {kind}",
+                f"python asyncio: hev2.aio.open_connection / asyncio's, {kind}",
                 [x / y for x, y in zip(h, a)],
                 "x",
                 1.1,
+                f"asyncio.open_connection(happy_eyeballs_delay={HE_DELAY})",
             )
     finally:
         acceptor.kill()

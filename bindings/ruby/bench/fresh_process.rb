@@ -138,7 +138,7 @@ module FreshProcess
       diff = by["hev2"][stage].zip(by["socket"][stage]).map { |h, s| h - s }
       printf("  %-20s %26s %26s %30s\n", stage, ms(by["hev2"][stage]), ms(by["socket"][stage]), ms(diff))
     end
-    Rows.row("ruby #{RUBY_VERSION} script: require \"hev2\" + Hev2.tcp - Socket.tcp's, whole process",
+    Rows.row("ruby #{RUBY_VERSION} script: require hev2 + Hev2.tcp - Socket.tcp's, whole process",
              by["hev2"]["whole"].zip(by["socket"]["whole"]).map { |h, s| h - s }, "ms",
              goal: 15, detail: "fresh processes, per-pair differences")
     { rss: "VmRSS", hwm: "VmHWM" }.each do |key, label|
