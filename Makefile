@@ -40,9 +40,14 @@ test: deps ## deps, build, then every test target (TEST_TARGETS), lint included
 	@set -e; for t in $(TEST_TARGETS); do echo "== $$t"; $(MAKE) --no-print-directory $$t; done
 	@echo "== all tests passed"
 
-bench: deps ## deps, build, then every benchmark (BENCH_TARGETS)
+# Every benchmark's rows (bench/c/row.h: a figure, its goal and a verdict)
+# are also collected in BENCH_ROWS and printed together at the end.
+BENCH_ROWS := $(abspath $(BUILD))/bench-rows.txt
+bench: deps ## deps, build, then every benchmark (BENCH_TARGETS), then every row with its goal
 	$(MAKE) build
-	@set -e; for t in $(BENCH_TARGETS); do echo "== $$t"; $(MAKE) --no-print-directory $$t; done
+	@rm -f $(BENCH_ROWS)
+	@set -e; for t in $(BENCH_TARGETS); do echo "== $$t"; HEV2_BENCH_ROWS=$(BENCH_ROWS) $(MAKE) --no-print-directory $$t; done
+	@echo "== every row with its goal (also in $(BENCH_ROWS); load average now $$(cut -d' ' -f1 /proc/loadavg))"; cat $(BENCH_ROWS)
 
 # demo: the main job on loopback, without root and without DNS: the
 # hev2-connect tool (C, over libhev2.so) racing ::1 (SYNs dropped) against

@@ -20,19 +20,24 @@ DEB_PACKAGES  += gcc g++ libc6-dev libasan8 libubsan1 make strace iproute2 binut
 DEB_PACKAGES  += openssh-server openssh-client git
 
 .PHONY: capi capi-lib capi-asan-lib install test-capi test-capi-go test-capi-plain test-capi-asan \
-	test-capi-header test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio bench-capi demo-capi
+	test-capi-header test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio bench-capi bench-capi-startup demo-capi
 
 CAPI_EXAMPLES := $(BUILD)/examples/simple_connect $(BUILD)/examples/event_loop
 
 capi: capi-lib $(BUILD)/hev2-connect $(BUILD)/hev2.pc $(BUILD)/hev2-uninstalled.pc $(CAPI_EXAMPLES) ## libhev2.so, hev2-connect, hev2.pc and the C examples
+
+# go build's flags for a c-shared library: $(call CAPI_SHARED_FLAGS,SONAME,VERSION_SCRIPT).
+# libhev2's, and those of the empty library bench_startup measures it
+# against (bench/emptylib): the floor must be built as libhev2 is.
+CAPI_SHARED_FLAGS = -buildmode=c-shared -trimpath \
+	  -ldflags "-s -extldflags \"-Wl,-soname,$(1) -Wl,--version-script=$(2)\""
 
 # go build decides itself whether anything changed (its cache makes a no-op
 # build fast); the library file is only replaced when the output differs, so
 # what links against it is not rebuilt for nothing.
 capi-lib: ## libhev2.so only (go build -buildmode=c-shared)
 	@mkdir -p $(BUILD)
-	$(GO) build -buildmode=c-shared -trimpath \
-	  -ldflags "-s -extldflags \"-Wl,-soname,libhev2.so.$(CAPI_SOVERSION) -Wl,--version-script=$(CURDIR)/capi/hev2.map\"" \
+	$(GO) build $(call CAPI_SHARED_FLAGS,libhev2.so.$(CAPI_SOVERSION),$(CURDIR)/capi/hev2.map) \
 	  -o $(BUILD)/.libhev2.new ./capi
 	@rm -f $(BUILD)/.libhev2.h $(BUILD)/.libhev2.new.h
 	@if cmp -s $(BUILD)/.libhev2.new $(CAPI_LIB); then rm -f $(BUILD)/.libhev2.new; else mv $(BUILD)/.libhev2.new $(CAPI_LIB); fi
@@ -210,20 +215,41 @@ test-capi-stdio: capi ## hev2-connect --stdio on the test bed: relay both ways, 
 	HEV2_CONNECT=$(CURDIR)/$(BUILD)/hev2-connect $(GO) test -count=1 -v ./tests/connectbed/
 
 # ---- bench-capi -----------------------------------------------------------------
-# The C benchmarks (bench/c) share the C tests' helpers (tests/c/util.c).
+# The C benchmarks (bench/c) share the C tests' helpers (tests/c/util.c) and
+# print their rows with bench/c/row.c.
 CAPI_BENCH_BINS := $(BUILD)/bench/c/bench_connect $(BUILD)/bench/c/bench_dlopen $(BUILD)/bench/c/bench_pending
+CAPI_BENCH_ROW  := bench/c/row.c bench/c/row.h
 
-$(BUILD)/bench/c/%: bench/c/%.c $(CAPI_TEST_DEPS) $(CAPI_LIB)
+$(BUILD)/bench/c/%: bench/c/%.c $(CAPI_TEST_DEPS) $(CAPI_BENCH_ROW) $(CAPI_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
+	$(CC) $(CAPI_CFLAGS) -Itests/c -Ibench/c -o $@ $< bench/c/row.c tests/c/util.c tests/c/util_lib.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD) $(CAPI_TEST_LIBS)
 
-# bench_dlopen loads the library itself: it must not link against it.
+# bench_dlopen and bench_startup load the library themselves: they must
+# not link against it.
 $(BUILD)/bench/c/bench_dlopen: bench/c/bench_dlopen.c $(CAPI_TEST_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CAPI_CFLAGS) -Itests/c -o $@ $< tests/c/util.c $(CAPI_TEST_LIBS)
 
-bench-capi: capi $(CAPI_BENCH_BINS) ## plain C vs libhev2 connects, interleaved, plus syscalls per connect
+$(BUILD)/bench/c/bench_startup: bench/c/bench_startup.c $(CAPI_BENCH_ROW) include/hev2.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CAPI_CFLAGS) -Ibench/c -o $@ $< bench/c/row.c
+
+# The floor of bench_startup: an empty Go c-shared library, built as
+# libhev2 is (CAPI_SHARED_FLAGS).
+CAPI_BENCH_EMPTY := $(BUILD)/bench/libhev2bench-empty.so
+$(CAPI_BENCH_EMPTY): bench/emptylib/main.go bench/emptylib/empty.map
+	@mkdir -p $(dir $@)
+	$(GO) build $(call CAPI_SHARED_FLAGS,libhev2bench-empty.so,$(CURDIR)/bench/emptylib/empty.map) -o $@ ./bench/emptylib
+	@rm -f $(BUILD)/bench/libhev2bench-empty.h
+
+bench-capi: capi $(CAPI_BENCH_BINS) ## plain C vs libhev2 connects, interleaved, syscalls per connect; then bench-capi-startup
 	$(FRESH_NETNS) bench/c/bench_capi.sh $(BUILD)
+	@$(MAKE) --no-print-directory bench-capi-startup
+
+# BENCH_STARTUP_ROUNDS: fresh-process rounds (five processes each).
+BENCH_STARTUP_ROUNDS ?= 30
+bench-capi-startup: capi-lib $(BUILD)/bench/c/bench_startup $(CAPI_BENCH_EMPTY) ## fresh processes: hev2_init vs an empty Go c-shared library's first call (goal <= 1 ms), the first connect and RSS vs plain C
+	$(FRESH_NETNS) $(BUILD)/bench/c/bench_startup $(CAPI_BENCH_EMPTY) $(abspath $(BUILD))/libhev2.so $(BENCH_STARTUP_ROUNDS)
 
 # ---- soak (not part of make test) ------------------------------------------------
 .PHONY: soak

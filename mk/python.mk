@@ -20,7 +20,7 @@ PYTHON_PKG_DIR := $(BUILD)/python-package
 PIP_QUIET      := -q --disable-pip-version-check --no-index
 TEST_TARGETS  += package-python
 
-.PHONY: test-python bench-python package-python
+.PHONY: test-python bench-python bench-python-fresh bench-python-aio package-python
 
 # The package's type check, and the scenario client's (run by `make lint`, mk/lint.mk).
 PYTHON_MYPY  := MYPYPATH=$(PYTHON_DIR)/src $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null \
@@ -47,8 +47,31 @@ package-python: capi-lib ## build the wheel offline, install it with pip, use it
 
 # hev2.create_connection vs socket.create_connection vs asyncio's
 # create_connection(happy_eyeballs_delay=0.25), loopback, one run.
-bench-python: capi-lib ## hev2.create_connection vs socket.create_connection vs asyncio
+bench-python: capi-lib ## hev2.create_connection vs socket.create_connection vs asyncio; then bench-python-fresh and bench-python-aio
 	$(FRESH_NETNS) env $(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_connect.py
+	@$(MAKE) --no-print-directory bench-python-fresh bench-python-aio
+
+# hev2.aio.open_connection vs asyncio.open_connection(happy_eyeballs_delay=0.25)
+# in one loop, to 127.0.0.1 and to a name of a hosts file (::1 and
+# 127.0.0.1), in a namespace whose hosts file and resolv.conf are the
+# benchmark's own (scripts/hosts-netns.sh); bench/loopback-only.sh first
+# proves, with strace, that a few connects of each name nothing but loopback.
+BENCH_AIO_NAME  := dual.bench.test
+BENCH_AIO_HOSTS := 127.0.0.1 localhost\n::1 localhost\n::1 $(BENCH_AIO_NAME)\n127.0.0.1 $(BENCH_AIO_NAME)
+bench-python-aio: capi-lib ## hev2.aio.open_connection vs asyncio.open_connection(happy_eyeballs_delay=0.25), literal and hosts-file name (goal <= 1.1x)
+	@if [ "$$(id -u)" != 0 ]; then \
+		echo "SKIP (the hosts-file name): needs root for a namespace with its own hosts file"; \
+		$(FRESH_NETNS) env $(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_aio.py; exit; fi; \
+	set -e; \
+	scripts/hosts-netns.sh '$(BENCH_AIO_HOSTS)' env $(PYTHON_ENV) \
+		bench/loopback-only.sh $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_aio.py --probe $(BENCH_AIO_NAME); \
+	scripts/hosts-netns.sh '$(BENCH_AIO_HOSTS)' env $(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_aio.py $(BENCH_AIO_NAME)
+
+# A script that imports hev2 and connects once beside the same with socket,
+# as whole fresh processes (BENCH_PAIRS pairs, 30 by default): wall time,
+# where it goes, memory.
+bench-python-fresh: capi-lib ## fresh processes: import hev2 + create_connection vs socket's (goal <= 15 ms), where the time goes, RSS
+	$(FRESH_NETNS) env $(PYTHON_ENV) $(PYTHON_DEB) $(PYTHON_DIR)/bench/bench_fresh_process.py
 
 # The shared scenario suite in the test bed's namespaces, through the Python
 # client command, blocking and asyncio, with the default (system) and the

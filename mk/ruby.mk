@@ -37,7 +37,7 @@ RUBY_EACH = set -e; for r in $(RUBIES); do \
 	v=$$("$$r" -e 'print RUBY_VERSION') || { echo "$@: $$r does not run" >&2; exit 1; }; \
 	echo "== $@ on Ruby $$v ($$r)";
 
-.PHONY: test-ruby test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients package-ruby bench-ruby rubies ruby-ext
+.PHONY: test-ruby test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients package-ruby bench-ruby bench-ruby-fresh bench-ruby-fibers rubies ruby-ext
 
 # The gem's C extension (Hev2::NoGVL, ext/hev2_wait), built by each Ruby of
 # $(RUBIES) into $(RUBY_EXT_DIR)/<version>/hev2/hev2_wait.so, with -Werror.
@@ -142,7 +142,24 @@ package-ruby: capi-lib rubies ## gem build with libhev2.so inside, gem install, 
 	done
 
 # Hev2.tcp vs Socket.tcp in the same process, on each Ruby of $(RUBIES).
-bench-ruby: capi-lib rubies ruby-ext ## Hev2.tcp vs Socket.tcp / TCPSocket.new, interleaved, on each Ruby of RUBIES
+bench-ruby: capi-lib rubies ruby-ext ## Hev2.tcp vs Socket.tcp / TCPSocket.new, interleaved, on each Ruby of RUBIES; then bench-ruby-fresh and bench-ruby-fibers
 	@$(RUBY_EACH) \
 		$(FRESH_NETNS) env $(RUBY_ENV) "$$r" -I$(RUBY_DIR)/lib -I$(RUBY_DIR)/test -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/bench/bench.rb; \
+	done
+	@$(MAKE) --no-print-directory bench-ruby-fresh bench-ruby-fibers
+
+# A script that requires hev2 and connects once beside the same with
+# Socket.tcp, as whole fresh processes (BENCH_PAIRS pairs, 30 by default):
+# wall time, where it goes, memory. The children find the gem and its C
+# extension through RUBYLIB.
+bench-ruby-fresh: capi-lib rubies ruby-ext ## fresh processes: require "hev2" + Hev2.tcp vs Socket.tcp (goal <= 15 ms), where the time goes, RSS, on each Ruby of RUBIES
+	@$(RUBY_EACH) \
+		$(FRESH_NETNS) env $(RUBY_ENV) RUBYLIB=$(abspath $(RUBY_DIR))/lib:$(RUBY_EXT_DIR)/$$v "$$r" $(RUBY_DIR)/bench/fresh_process.rb; \
+	done
+
+# Hev2.tcp vs Socket.tcp under the same Fiber scheduler (the tests'
+# TinyScheduler), interleaved in one fiber.
+bench-ruby-fibers: capi-lib rubies ruby-ext ## Hev2.tcp vs Socket.tcp under one Fiber scheduler, interleaved (goal <= 1.1x), on each Ruby of RUBIES
+	@$(RUBY_EACH) \
+		$(FRESH_NETNS) env $(RUBY_ENV) "$$r" -I$(RUBY_DIR)/lib -I$(RUBY_EXT_DIR)/$$v $(RUBY_DIR)/bench/fiber.rb; \
 	done

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "hev2.h"
+#include "row.h"
 #include "util.h"
 
 static struct sockaddr_in to;
@@ -409,6 +410,19 @@ int main(int argc, char **argv)
 		spread(rc, ROUNDS, &cm, &clo, &chi);
 		printf("  %-28s %12.1f   %5.2fx [%4.2f-%4.2f]   %5.2fx [%4.2f-%4.2f]\n", names[i], um, m, lo, hi, cm,
 		       clo, chi);
+	}
+	if (!host) {
+		double rw[ROUNDS], rc[ROUNDS];
+		for (int k = 0; k < ROUNDS; k++)
+			rw[k] = wall[3][k] / wall[0][k], rc[k] = cpu[3][k] / cpu[0][k];
+		bench_row("C hev2_connect_wait / plain C connect, wall", rw, ROUNDS, BENCH_RATIO, 1.15, NULL);
+		bench_row("C hev2_connect_wait / plain C connect, CPU", rc, ROUNDS, BENCH_RATIO, 1.15, NULL);
+		/* The default handle waited for: the docs lead with the one call
+		 * for blocking callers, so this one is reported. */
+		for (int k = 0; k < ROUNDS; k++)
+			rw[k] = wall[1][k] / wall[0][k];
+		bench_row("C hev2_connect+hev2_wait (library driver) / plain C, wall", rw, ROUNDS, BENCH_RATIO,
+		          BENCH_REPORT, "docs lead with hev2_connect_wait");
 	}
 	if (!host) {
 		per_call(atoi(argv[2]));

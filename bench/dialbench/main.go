@@ -148,6 +148,8 @@ func compare(rounds, n int) {
 	}
 	report("wall", ratios, hs, ns)
 	report("CPU ", cpuRatios, hc, nc)
+	printRow("Go DialContext / net.Dialer, wall", ratios, 1.05)
+	printRow("Go DialContext / net.Dialer, CPU", cpuRatios, 1.05)
 	fmt.Printf("after: %s\n", sockstat())
 }
 

@@ -41,6 +41,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import hev2  # noqa: E402
 import hev2.aio  # noqa: E402
+import rows  # noqa: E402  (this directory's)
 
 HOST = "127.0.0.1"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
@@ -295,6 +296,8 @@ def print_round_ratios(rounds: dict[str, list[float]]) -> None:
     for name, base in pairs:
         ratios = sorted(a / b for a, b in zip(rounds[name], rounds[base]))
         print(f"{name:42} / {base:34} {statistics.median(ratios):5.2f}x [{ratios[0]:.2f} - {ratios[-1]:.2f}]")
+    ratios = [a / b for a, b in zip(rounds["hev2.create_connection"], rounds["socket.create_connection"])]
+    rows.row("python hev2.create_connection / socket.create_connection", ratios, "x", 1.15)
 
 
 if __name__ == "__main__":

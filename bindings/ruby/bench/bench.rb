@@ -13,6 +13,7 @@ require "rbconfig"
 require "socket"
 require "hev2"
 require_relative "measure"
+require_relative "rows"
 require_relative "../test/netns"
 
 puts "ruby #{RUBY_VERSION} (#{RbConfig.ruby}), libhev2 #{Hev2.library[:version]}, " \
@@ -73,6 +74,10 @@ begin
 
     printf("  ratio Hev2.tcp / %s: time %.2fx (rounds %.2f..%.2f)\n", other,
            *Measure.ratio(results, :"Hev2.tcp(\"127.0.0.1\")", other))
+  end
+  { "TCPSocket.new" => :"TCPSocket.new(\"127.0.0.1\")", "Socket.tcp" => :"Socket.tcp(\"127.0.0.1\")" }.each do |peer, label|
+    Rows.row("ruby #{RUBY_VERSION} Hev2.tcp / #{peer}, 127.0.0.1", Measure.ratios(results, :"Hev2.tcp(\"127.0.0.1\")", label),
+             "x", goal: 1.1)
   end
 
   # Four threads connecting at once (the GVL shared): throughput of each,

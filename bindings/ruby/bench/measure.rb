@@ -47,7 +47,12 @@ module Measure
 
   # The median of the per-round time ratios base/other, and their range.
   def ratio(results, base, other)
-    r = results.fetch(base)[2].zip(results.fetch(other)[2]).map { |b, o| b / o }.sort
+    r = ratios(results, base, other).sort
     [r[r.size / 2], r.first, r.last]
+  end
+
+  # The per-round time ratios base/other.
+  def ratios(results, base, other)
+    results.fetch(base)[2].zip(results.fetch(other)[2]).map { |b, o| b / o }
   end
 end
