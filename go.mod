@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/mdlayher/netlink v1.11.2
 	github.com/miekg/dns v1.1.73
-	github.com/vishvananda/netlink v1.3.1
 	github.com/vishvananda/netns v0.0.5
 	golang.org/x/net v0.57.0
 	golang.org/x/sys v0.50.0

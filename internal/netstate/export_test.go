@@ -6,3 +6,15 @@ var Read = read
 
 // Compute is compute for the tests.
 var Compute = compute
+
+// Route and Nexthop are route and nexthop for the tests.
+type (
+	Route   = route
+	Nexthop = nexthop
+)
+
+// ParseAddr and ParseRoute are parseAddr and parseRoute for the tests.
+var (
+	ParseAddr  = parseAddr
+	ParseRoute = parseRoute
+)

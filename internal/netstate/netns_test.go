@@ -184,28 +184,51 @@ func TestWatcherFollowsChanges(t *testing.T) {
 // prefix (an IPv6 temporary address) changes nothing; a router does.
 func TestIdentityIgnoresOwnAddresses(t *testing.T) {
 	ns := newNamespace(t, resolvertest.Stack{IPv6: true})
-	read := func() netstate.Snapshot {
-		var s netstate.Snapshot
-		if err := ns.Do(func() error {
-			s = netstate.Read()
-			if !s.Known {
-				return fmt.Errorf("netlink did not answer")
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	before := read()
+	before := readIn(t, ns)
 	ip(t, ns, "addr", "add", "2001:db8::77/64", "dev", "d0", "nodad")
 	ip(t, ns, "addr", "del", "2001:db8::2/64", "dev", "d0")
-	if after := read(); after.Network != before.Network {
+	if after := readIn(t, ns); after.Network != before.Network {
 		t.Errorf("a rotated address changed the network: %+v then %+v", before, after)
 	}
 	ip(t, ns, "route", "add", "default", "via", "2001:db8::1", "dev", "d0")
-	if after := read(); after.Network == before.Network {
+	if after := readIn(t, ns); after.Network == before.Network {
 		t.Error("a new default router kept the network")
+	}
+}
+
+// readIn reads the state of ns synchronously.
+func readIn(t *testing.T, ns *resolvertest.Namespace) netstate.Snapshot {
+	t.Helper()
+	var s netstate.Snapshot
+	if err := ns.Do(func() error {
+		s = netstate.Read()
+		if !s.Known {
+			return fmt.Errorf("netlink did not answer")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// The kernel's own dumps give the identity its strings: both routers of a
+// multipath default route, an IPv6 router, the on-link prefixes, each
+// with its interface's name; an IPv4-mapped prefix is spelled as IPv4.
+func TestReadIdentityFromTheKernel(t *testing.T) {
+	ns := newNamespace(t, resolvertest.Stack{IPv4: true, IPv6: true})
+	ip(t, ns, "route", "add", "default", "nexthop", "via", "198.18.0.1", "dev", "d0", "nexthop", "via", "198.18.0.3", "dev", "d0")
+	ip(t, ns, "-6", "route", "add", "default", "via", "fe80::1", "dev", "d1")
+	ip(t, ns, "-6", "route", "add", "::ffff:198.51.100.0/120", "dev", "d1")
+	ip(t, ns, "route", "add", "198.19.0.0/16", "via", "198.18.0.1")
+	ip(t, ns, "route", "add", "default", "via", "198.18.0.9", "table", "100")
+	s := readIn(t, ns)
+	want := netstate.Snapshot{Known: true, HaveIPv4: true, HaveIPv6: true, IPv4Route: true, IPv6Route: true,
+		Network: identity("router 198.18.0.1 d0", "router 198.18.0.3 d0", "router fe80::1 d1",
+			"onlink 198.18.0.0/24 d0", "onlink 2001:db8::/64 d0", "onlink 198.51.100.0/24 d1")}
+	s.Generation = 0
+	if s != want {
+		t.Errorf("got %+v, want %+v", s, want)
 	}
 }
 

@@ -2,11 +2,10 @@ package netstate
 
 import (
 	"hash/fnv"
-	"net"
+	"net/netip"
 	"sort"
 	"strconv"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,18 +39,36 @@ func sameState(a, b Snapshot) bool {
 	return a == b
 }
 
+// route is what compute needs of a kernel route.
+type route struct {
+	Family int // unix.AF_INET or unix.AF_INET6
+	Type   int // unix.RTN_*
+	Table  int // RTA_TABLE when present, else rtm_table
+	// Dst is the destination; the zero Prefix for none (a default route).
+	Dst netip.Prefix
+	// Gateway is the zero Addr for none.
+	Gateway  netip.Addr
+	Ifindex  int // the output interface
+	Nexthops []nexthop
+}
+
+// nexthop is one next hop of a multipath route.
+type nexthop struct {
+	Gateway netip.Addr
+	Ifindex int
+}
+
 // compute derives a snapshot (Generation unset) from the kernel's
-// addresses, main-table routes and interface names.
-func compute(addrs []netlink.Addr, routes []netlink.Route, ifnames map[int]string) Snapshot {
+// addresses, main-table routes and interface names. An IPv4-mapped IPv6
+// address counts as IPv4 (as net.IP sees it, which the identity has
+// always followed).
+func compute(addrs []netip.Addr, routes []route, ifnames map[int]string) Snapshot {
 	s := Snapshot{Known: true}
-	for _, a := range addrs {
-		if a.IPNet == nil {
-			continue
-		}
-		ip := a.IP
+	for _, ip := range addrs {
 		switch {
+		case !ip.IsValid():
 		case ip.IsLoopback():
-		case ip.To4() != nil:
+		case ip.Is4() || ip.Is4In6():
 			s.HaveIPv4 = true
 		case ip.IsLinkLocalUnicast():
 			// fe80::/10 reaches no name's global address.
@@ -65,7 +82,7 @@ func compute(addrs []netlink.Addr, routes []netlink.Route, ifnames map[int]strin
 			continue
 		}
 		v4 := r.Family == unix.AF_INET
-		if r.Dst != nil && (r.Dst.IP.IsLoopback() || (!v4 && r.Dst.IP.IsLinkLocalUnicast())) {
+		if dst := r.Dst.Addr(); r.Dst.IsValid() && (dst.IsLoopback() || (!v4 && dst.IsLinkLocalUnicast())) {
 			continue
 		}
 		if v4 {
@@ -91,34 +108,40 @@ func compute(addrs []netlink.Addr, routes []netlink.Route, ifnames map[int]strin
 // routeIdentity names what of a route identifies the network: a default
 // route's routers, or an on-link prefix. Routes via a gateway to a
 // particular prefix are the network's inner structure, not its identity.
-func routeIdentity(r netlink.Route, ifnames map[int]string) []string {
-	dflt := r.Dst == nil || isZeroPrefix(r.Dst)
-	if dflt {
+func routeIdentity(r route, ifnames map[int]string) []string {
+	if !r.Dst.IsValid() || r.Dst.Bits() == 0 {
 		var ids []string
-		if r.Gw != nil {
-			ids = append(ids, "router "+r.Gw.String()+" "+ifname(r.LinkIndex, ifnames))
+		if r.Gateway.IsValid() {
+			ids = append(ids, "router "+ipString(r.Gateway)+" "+ifname(r.Ifindex, ifnames))
 		}
-		for _, hop := range r.MultiPath {
-			if hop.Gw != nil {
-				ids = append(ids, "router "+hop.Gw.String()+" "+ifname(hop.LinkIndex, ifnames))
+		for _, hop := range r.Nexthops {
+			if hop.Gateway.IsValid() {
+				ids = append(ids, "router "+ipString(hop.Gateway)+" "+ifname(hop.Ifindex, ifnames))
 			}
 		}
 		if len(ids) == 0 {
 			// A default route without a router (a point-to-point
 			// link): the interface is the network.
-			ids = append(ids, "default dev "+ifname(r.LinkIndex, ifnames))
+			ids = append(ids, "default dev "+ifname(r.Ifindex, ifnames))
 		}
 		return ids
 	}
-	if r.Gw == nil && len(r.MultiPath) == 0 {
-		return []string{"onlink " + r.Dst.String() + " " + ifname(r.LinkIndex, ifnames)}
+	if !r.Gateway.IsValid() && len(r.Nexthops) == 0 {
+		return []string{"onlink " + prefixString(r.Dst) + " " + ifname(r.Ifindex, ifnames)}
 	}
 	return nil
 }
 
-func isZeroPrefix(n *net.IPNet) bool {
-	ones, _ := n.Mask.Size()
-	return ones == 0
+// ipString and prefixString spell addresses and prefixes as net.IP and
+// net.IPNet do, which the identity has always hashed: an IPv4-mapped
+// address as IPv4, its prefix length counted past the first 96 bits.
+func ipString(a netip.Addr) string { return a.Unmap().String() }
+
+func prefixString(p netip.Prefix) string {
+	if a := p.Addr(); a.Is4In6() {
+		return a.Unmap().String() + "/" + strconv.Itoa(max(p.Bits()-96, 0))
+	}
+	return p.String()
 }
 
 // ifname names an interface by name rather than index: indices change

@@ -1,39 +1,29 @@
 package netstate_test
 
 import (
-	"net"
+	"hash/fnv"
+	"net/netip"
+	"sort"
 	"testing"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
 	"github.com/hev2/hev2/internal/netstate"
 )
 
-func prefix(s string) *net.IPNet {
-	_, n, err := net.ParseCIDR(s)
-	if err != nil {
-		panic(err)
-	}
-	return n
+// addr is an address as an RTM_NEWADDR dump gives it, written with its
+// prefix length as `ip addr` shows it.
+func addr(s string) netip.Addr {
+	return netip.MustParsePrefix(s).Addr()
 }
 
-func addr(s string) netlink.Addr {
-	ip, n, err := net.ParseCIDR(s)
-	if err != nil {
-		panic(err)
-	}
-	n.IP = ip
-	return netlink.Addr{IPNet: n}
-}
-
-func route(family int, dst, gw string, link int) netlink.Route {
-	r := netlink.Route{Family: family, Type: unix.RTN_UNICAST, Table: unix.RT_TABLE_MAIN, LinkIndex: link}
+func route(family int, dst, gw string, link int) netstate.Route {
+	r := netstate.Route{Family: family, Type: unix.RTN_UNICAST, Table: unix.RT_TABLE_MAIN, Ifindex: link}
 	if dst != "" {
-		r.Dst = prefix(dst)
+		r.Dst = netip.MustParsePrefix(dst)
 	}
 	if gw != "" {
-		r.Gw = net.ParseIP(gw)
+		r.Gateway = netip.MustParseAddr(gw)
 	}
 	return r
 }
@@ -43,26 +33,26 @@ var names = map[int]string{1: "lo", 2: "eth0", 3: "wlan0"}
 func TestComputeFamiliesAndRoutes(t *testing.T) {
 	cases := []struct {
 		name   string
-		addrs  []netlink.Addr
-		routes []netlink.Route
+		addrs  []netip.Addr
+		routes []netstate.Route
 		want   netstate.Snapshot
 	}{
-		{"loopback only", []netlink.Addr{addr("127.0.0.1/8"), addr("::1/128")}, nil,
+		{"loopback only", []netip.Addr{addr("127.0.0.1/8"), addr("::1/128")}, nil,
 			netstate.Snapshot{Known: true}},
 		{"link-local IPv6 is not IPv6",
-			[]netlink.Addr{addr("fe80::1/64")},
-			[]netlink.Route{route(unix.AF_INET6, "fe80::/64", "", 2)},
+			[]netip.Addr{addr("fe80::1/64")},
+			[]netstate.Route{route(unix.AF_INET6, "fe80::/64", "", 2)},
 			netstate.Snapshot{Known: true}},
 		{"IPv6-only with a router",
-			[]netlink.Addr{addr("2001:db8::2/64"), addr("fe80::1/64")},
-			[]netlink.Route{route(unix.AF_INET6, "2001:db8::/64", "", 2), route(unix.AF_INET6, "", "fe80::1", 2)},
+			[]netip.Addr{addr("2001:db8::2/64"), addr("fe80::1/64")},
+			[]netstate.Route{route(unix.AF_INET6, "2001:db8::/64", "", 2), route(unix.AF_INET6, "", "fe80::1", 2)},
 			netstate.Snapshot{Known: true, HaveIPv6: true, IPv6Route: true}},
 		{"dual stack",
-			[]netlink.Addr{addr("198.18.0.2/24"), addr("2001:db8::2/64")},
-			[]netlink.Route{route(unix.AF_INET, "198.18.0.0/24", "", 2), route(unix.AF_INET6, "2001:db8::/64", "", 2)},
+			[]netip.Addr{addr("198.18.0.2/24"), addr("2001:db8::2/64")},
+			[]netstate.Route{route(unix.AF_INET, "198.18.0.0/24", "", 2), route(unix.AF_INET6, "2001:db8::/64", "", 2)},
 			netstate.Snapshot{Known: true, HaveIPv4: true, HaveIPv6: true, IPv4Route: true, IPv6Route: true}},
 		{"an IPv4 address without a route",
-			[]netlink.Addr{addr("198.18.0.2/32")}, nil,
+			[]netip.Addr{addr("198.18.0.2/32")}, nil,
 			netstate.Snapshot{Known: true, HaveIPv4: true}},
 	}
 	for _, c := range cases {
@@ -79,7 +69,7 @@ func TestComputeIgnoresNonUnicastAndOtherTables(t *testing.T) {
 	blackhole.Type = unix.RTN_BLACKHOLE
 	policy := route(unix.AF_INET, "", "198.18.0.1", 2)
 	policy.Table = 100
-	got := netstate.Compute(nil, []netlink.Route{blackhole, policy}, names)
+	got := netstate.Compute(nil, []netstate.Route{blackhole, policy}, names)
 	if got.IPv4Route || got.IPv6Route {
 		t.Errorf("a blackhole or another table's route counted: %+v", got)
 	}
@@ -88,39 +78,84 @@ func TestComputeIgnoresNonUnicastAndOtherTables(t *testing.T) {
 // The identity follows the routers and on-link prefixes, not the host's
 // own addresses (IPv6 temporary addresses rotate on one network).
 func TestNetworkIdentity(t *testing.T) {
-	base := []netlink.Route{
+	base := []netstate.Route{
 		route(unix.AF_INET6, "2001:db8:1::/64", "", 2),
 		route(unix.AF_INET6, "", "fe80::1", 2),
 		route(unix.AF_INET, "198.18.0.0/24", "", 2),
 		route(unix.AF_INET, "", "198.18.0.1", 2),
 	}
-	home := netstate.Compute([]netlink.Addr{addr("2001:db8:1::aaaa/64")}, base, names)
-	rotated := netstate.Compute([]netlink.Addr{addr("2001:db8:1::bbbb/64"), addr("2001:db8:1::cccc/64")}, base, names)
+	home := netstate.Compute([]netip.Addr{addr("2001:db8:1::aaaa/64")}, base, names)
+	rotated := netstate.Compute([]netip.Addr{addr("2001:db8:1::bbbb/64"), addr("2001:db8:1::cccc/64")}, base, names)
 	if home.Network == 0 || home.Network != rotated.Network {
 		t.Errorf("a rotated address changed the network: %x vs %x", home.Network, rotated.Network)
 	}
-	reordered := append([]netlink.Route{base[3], base[2]}, base[:2]...)
+	reordered := append([]netstate.Route{base[3], base[2]}, base[:2]...)
 	if n := netstate.Compute(nil, reordered, names).Network; n != home.Network {
 		t.Errorf("the order of the dump changed the network: %x vs %x", n, home.Network)
 	}
-	other := append([]netlink.Route{}, base...)
+	other := append([]netstate.Route{}, base...)
 	other[3] = route(unix.AF_INET, "", "198.18.0.254", 2)
 	if n := netstate.Compute(nil, other, names).Network; n == home.Network {
 		t.Error("another IPv4 router is the same network")
 	}
-	other = append([]netlink.Route{}, base...)
+	other = append([]netstate.Route{}, base...)
 	other[0] = route(unix.AF_INET6, "2001:db8:2::/64", "", 2)
 	if n := netstate.Compute(nil, other, names).Network; n == home.Network {
 		t.Error("another on-link prefix is the same network")
 	}
-	other = append([]netlink.Route{}, base...)
+	other = append([]netstate.Route{}, base...)
 	other[1] = route(unix.AF_INET6, "", "fe80::1", 3)
 	if n := netstate.Compute(nil, other, names).Network; n == home.Network {
 		t.Error("the same router address on another interface is the same network")
 	}
 	// Routes via a router to one prefix are the network's inner structure.
-	inner := append(append([]netlink.Route{}, base...), route(unix.AF_INET, "198.19.0.0/16", "198.18.0.1", 2))
+	inner := append(append([]netstate.Route{}, base...), route(unix.AF_INET, "198.19.0.0/16", "198.18.0.1", 2))
 	if n := netstate.Compute(nil, inner, names).Network; n != home.Network {
 		t.Error("a route to an inner prefix changed the network")
+	}
+}
+
+// identity is the Network the documented derivation gives for these
+// strings: FNV-1a over them sorted, each followed by a NUL.
+func identity(ids ...string) uint64 {
+	sorted := append([]string(nil), ids...)
+	sort.Strings(sorted)
+	h := fnv.New64a()
+	for _, id := range sorted {
+		h.Write([]byte(id))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// The identity hashes the same strings for the same network in every
+// version (history is keyed by it): "router GATEWAY IFNAME" per default
+// router, "default dev IFNAME" for a default route without one, "onlink
+// PREFIX IFNAME" per on-link prefix, addresses and prefixes spelled as
+// net.IP and net.IPNet spell them (an IPv4-mapped prefix as IPv4), an
+// interface without a name as "if" and its index.
+func TestNetworkIdentityStrings(t *testing.T) {
+	multipath := route(unix.AF_INET, "", "", 0)
+	multipath.Nexthops = []netstate.Nexthop{
+		{Gateway: netip.MustParseAddr("198.18.0.1"), Ifindex: 2},
+		{Gateway: netip.MustParseAddr("198.18.0.3"), Ifindex: 3},
+		{Ifindex: 2}, // a hop without a router names nothing
+	}
+	routes := []netstate.Route{
+		multipath,
+		route(unix.AF_INET6, "", "fe80::1", 9),
+		route(unix.AF_INET6, "2001:db8:1::/64", "", 2),
+		route(unix.AF_INET6, "::ffff:198.51.100.0/120", "", 3),
+		route(unix.AF_INET, "198.18.0.0/24", "", 2),
+		route(unix.AF_INET, "198.19.0.0/16", "198.18.0.1", 2),
+	}
+	want := identity("router 198.18.0.1 eth0", "router 198.18.0.3 wlan0", "router fe80::1 if9",
+		"onlink 2001:db8:1::/64 eth0", "onlink 198.51.100.0/24 wlan0", "onlink 198.18.0.0/24 eth0")
+	if got := netstate.Compute(nil, routes, names).Network; got != want {
+		t.Errorf("network %x, want %x", got, want)
+	}
+	pointToPoint := []netstate.Route{route(unix.AF_INET, "", "", 3), route(unix.AF_INET6, "::/0", "", 3)}
+	if got, want := netstate.Compute(nil, pointToPoint, names).Network, identity("default dev wlan0", "default dev wlan0"); got != want {
+		t.Errorf("default routes without a router: network %x, want %x", got, want)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 )
 
@@ -144,28 +143,6 @@ func (w *watcher) publishLocked(s Snapshot) {
 	for _, f := range w.listeners {
 		f(old, s)
 	}
-}
-
-// read dumps addresses, main-table routes and interfaces; any failure
-// makes the state unknown rather than half-known.
-func read() Snapshot {
-	addrs, err := netlink.AddrList(nil, netlink.FAMILY_ALL)
-	if err != nil {
-		return Snapshot{}
-	}
-	routes, err := netlink.RouteListFiltered(netlink.FAMILY_ALL, &netlink.Route{Table: unix.RT_TABLE_MAIN}, netlink.RT_FILTER_TABLE)
-	if err != nil {
-		return Snapshot{}
-	}
-	links, err := netlink.LinkList()
-	if err != nil {
-		return Snapshot{}
-	}
-	names := make(map[int]string, len(links))
-	for _, l := range links {
-		names[l.Attrs().Index] = l.Attrs().Name
-	}
-	return compute(addrs, routes, names)
 }
 
 // subscribe opens a non-blocking rtnetlink socket subscribed to address and
