@@ -45,12 +45,18 @@ lint-paths: ## every directory or file a lint rule names exists
 # The product (core, the engine under internal/, and capi, whose libhev2.so
 # ships) depends on none of the proof: no test bed, test DNS server, test
 # helper, tool or benchmark.
+# Outside the standard library the product links only the modules of
+# LINT_PRODUCT_MODULES: every other dependency is the tests' (a new one for
+# the product is a decision, made here, not by an import).
 LINT_PRODUCT_PKGS = $(shell $(GO) list ./core/... ./internal/... ./capi/...)
-lint-deps: ## no production package (core, internal, capi) imports a test, tool or benchmark package (go list -deps)
+LINT_PRODUCT_MODULES = github.com/hev2/hev2 golang.org/x/sys golang.org/x/net
+lint-deps: ## no production package (core, internal, capi) imports a test, tool or benchmark package, nor a module outside LINT_PRODUCT_MODULES (go list -deps)
 	@bad=$$($(GO) list -deps $(LINT_PRODUCT_PKGS) | grep '^github.com/hev2/hev2/' | \
 		grep -Ev '^github.com/hev2/hev2/(core|internal|capi)(/|$$)' ); \
 	if [ -n "$$bad" ]; then echo "production packages import proof:"; echo "$$bad"; exit 1; fi; \
-	echo "deps: $(words $(LINT_PRODUCT_PKGS)) production packages import no test, tool or benchmark package"
+	mods=$$($(GO) list -deps -f '{{if .Module}}{{.Module.Path}}{{end}}' $(LINT_PRODUCT_PKGS) | sort -u); \
+	for m in $$mods; do case " $(LINT_PRODUCT_MODULES) " in *" $$m "*) ;; *) echo "production packages link module $$m (not in LINT_PRODUCT_MODULES)"; exit 1;; esac; done; \
+	echo "deps: $(words $(LINT_PRODUCT_PKGS)) production packages import no test, tool or benchmark package; modules linked: $$(echo $$mods)"
 
 lint-go: ## gofmt -l, go vet ./... and staticcheck ./... over the Go module
 	@out=$$(gofmt -l $$($(GO) list -f '{{.Dir}}' ./...) | sort -u); \
