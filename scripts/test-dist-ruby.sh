@@ -11,17 +11,20 @@
 #   - the x86_64-linux gem: gem install --local of the file with no Go on
 #     PATH; Hev2.tcp, and Socket.tcp and TCPSocket.new after hev2/replace,
 #     to a loopback listener on a port the kernel chose; its C extension
-#     built at install and used
+#     built at install and used; installed again with no C compiler on
+#     PATH: the same use without the extension
 #   - the source gem (platform ruby) with no `go` on PATH: the install fails
-#     with the one line saying Go is needed, and nothing is installed
+#     with the one line saying Go is needed, and nothing is installed; the
+#     same with a `go` older than go.mod's
 #   - the source gem with Go on PATH: it builds libhev2.so from the modules
 #     it vendors (GOMODCACHE an empty directory that stays empty; Go's build
 #     cache, GOCACHE, is the caller's, so a second build is quick), then the
 #     same use as above
 #   - the aarch64-linux gem, which RubyGems installs when its file is named
 #     (it does not check a named file's platform) but which is not usable
-#     here: `require "hev2"` raises LoadError and no library is loaded; and
-#     from an index holding all three gems RubyGems chooses x86_64-linux
+#     here: `require "hev2"` raises Hev2::LibraryError naming the library's
+#     architecture, and no library is loaded; and from an index holding all
+#     three gems RubyGems chooses x86_64-linux
 # Once: every gem's specification and files (bindings/ruby/test/dist/
 # check_gems.rb), and each platform gem's library: an ELF of its
 # architecture with the SONAME libhev2.so.MAJOR exporting hev2_version.
@@ -71,10 +74,21 @@ as_user() {
 }
 
 # The gem installed in GEM_HOME $1 used by Ruby $r: it must be the gem of
-# platform $2, with its C extension.
+# platform $2, with its C extension when $3 is 1, without it when 0.
 use() {
-	as_user "$1" "$plain_path" HEV2_EXPECT_PLATFORM="$2" HEV2_EXPECT_EXT=1 HEV2_CHECKOUT="$checkout" "$r" - <"$smoke"
+	as_user "$1" "$plain_path" HEV2_EXPECT_PLATFORM="$2" HEV2_EXPECT_EXT="$3" HEV2_CHECKOUT="$checkout" "$r" - <"$smoke"
 }
+
+# A PATH with make and what its recipes run, and no C compiler: the
+# C extension cannot be built, the gem installs without it.
+mkdir -p "$scratch/no-cc"
+for t in make sh rm; do
+	ln -s "$(command -v "$t")" "$scratch/no-cc/$t"
+done
+# A go too old for go.mod.
+mkdir -p "$scratch/old-go"
+printf '#!/bin/sh\n[ "$*" = "env GOVERSION" ] && echo go1.21.0\n' >"$scratch/old-go/go"
+chmod +x "$scratch/old-go/go"
 
 # ---- without installing: the specifications, files and libraries --------
 "$1" "$checkout/bindings/ruby/test/dist/check_gems.rb" "$dist" "$version"
@@ -107,7 +121,13 @@ for r in "$@"; do
 	t=$(now_ms)
 	as_user "$run/x86" "$plain_path" "$r" "$gem" install --local --no-document --quiet "$x86_gem" >/dev/null
 	echo "test-dist-ruby: ${x86_gem##*/} installed in $(($(now_ms) - t)) ms (its C extension compiled)"
-	use "$run/x86" x86_64-linux
+	use "$run/x86" x86_64-linux 1
+
+	# The same without a C compiler on PATH.
+	t=$(now_ms)
+	as_user "$run/x86-nocc" "$scratch/no-cc" "$r" "$gem" install --local --no-document --quiet "$x86_gem" >/dev/null
+	echo "test-dist-ruby: ${x86_gem##*/} installed with no C compiler in $(($(now_ms) - t)) ms"
+	use "$run/x86-nocc" x86_64-linux 0
 
 	# The source gem without Go: one clear line, nothing installed.
 	want="hev2: building libhev2.so from source needs Go $go_needed or newer (go.mod) and no \`go\` is on PATH; install it, or install a platform gem of hev2"
@@ -121,6 +141,14 @@ for r in "$@"; do
 	fi
 	echo "test-dist-ruby: ${src_gem##*/} without Go refused in $(($(now_ms) - t)) ms: $(echo "$out" | grep -F "$want")"
 
+	# The source gem with a Go older than go.mod's.
+	want="hev2: building libhev2.so from source needs Go $go_needed or newer (go.mod) and $scratch/old-go/go is go1.21.0; install it"
+	if out=$(as_user "$run/oldgo" "$scratch/old-go:$plain_path" "$r" "$gem" install --local --no-document "$src_gem" 2>&1); then
+		fail "${src_gem##*/} installed with go1.21.0"
+	fi
+	echo "$out" | grep -qF "$want" || { echo "$out" >&2; fail "${src_gem##*/} with an old Go failed without the line: $want"; }
+	echo "test-dist-ruby: ${src_gem##*/} with go1.21.0 refused: $(echo "$out" | grep -F "$want")"
+
 	# The source gem with Go: libhev2.so built from the vendored modules.
 	mkdir -p "$run/modcache"
 	t=$(now_ms)
@@ -128,14 +156,13 @@ for r in "$@"; do
 		"$r" "$gem" install --local --no-document --quiet "$src_gem" >/dev/null
 	echo "test-dist-ruby: ${src_gem##*/} installed in $(($(now_ms) - t)) ms (libhev2.so built with $("$GO" env GOVERSION), C extension compiled)"
 	[ -z "$(ls -A "$run/modcache")" ] || fail "${src_gem##*/}: the install wrote to the module cache: it did not build from its vendored modules"
-	use "$run/src" ruby
+	use "$run/src" ruby 1
 
-	# The aarch64-linux gem on x86_64: installed when named, never usable.
-	# RubyGems 3.6 (Ruby 3.4) does not activate a gem of another platform:
-	# `require "hev2"` finds nothing. RubyGems 3.3 (Ruby 3.1) loads its Ruby
-	# files, and the gem's library loader refuses the aarch64 library with
-	# Hev2::LibraryError (a LoadError) saying what it is. Either way no
-	# library is loaded.
+	# The aarch64-linux gem on x86_64: RubyGems (3.3 and 3.6) installs a
+	# .gem file named on the command line whatever its platform, and
+	# `require "hev2"` then loads its Ruby files (only `gem "hev2"` refuses
+	# it); the gem's library loader refuses the aarch64 library with
+	# Hev2::LibraryError (a LoadError) saying what it is.
 	t=$(now_ms)
 	as_user "$run/arm" "$plain_path" "$r" "$gem" install --local --no-document --quiet "$arm_gem" >/dev/null ||
 		fail "RubyGems refused ${arm_gem##*/} named by its file: update what this script and docs/install.md say"
@@ -149,7 +176,6 @@ for r in "$@"; do
 		  print " ", native.strip.sub(/\A.*?\(/, "(") if native
 		end')
 	case $out in
-	"LoadError: cannot load such file -- hev2") how="require \"hev2\" finds no hev2" ;;
 	"Hev2::LibraryError: hev2: cannot load libhev2.so; tried: ("*"it is a library for aarch64, this Ruby runs on x86_64)")
 		how="require \"hev2\" raises $out" ;;
 	*) fail "${arm_gem##*/} installed on x86_64: require \"hev2\" gave: $out" ;;

@@ -6,7 +6,8 @@
 # HEV2_EXPECT_PLATFORM must load the libhev2.so it carries or built, connect
 # with Hev2.tcp, and connect again through Socket.tcp and TCPSocket.new once
 # hev2/replace is required. With HEV2_EXPECT_EXT=1 its C extension must
-# have been built at install and be used.
+# have been built at install and be used; with 0 (no compiler at install)
+# it must be absent, and the gem work without it.
 require "socket"
 
 def fail!(why)
@@ -28,8 +29,9 @@ fail!("loaded #{lib}, not a copy inside #{spec.full_name}") unless homes.any? { 
 checkout = ENV.fetch("HEV2_CHECKOUT")
 from_checkout = ($LOADED_FEATURES + $LOAD_PATH + [lib]).grep(/\A#{Regexp.escape(File.join(checkout, ""))}/)
 fail!("files of the checkout are loaded: #{from_checkout.first(3).join(", ")}") unless from_checkout.empty?
-if ENV["HEV2_EXPECT_EXT"] == "1" && !Hev2::NoGVL.available?
-  fail!("the gem's C extension (Hev2::NoGVL) was not built at install or not loaded")
+case ENV.fetch("HEV2_EXPECT_EXT")
+when "1" then fail!("the gem's C extension (Hev2::NoGVL) was not built at install or not loaded") unless Hev2::NoGVL.available?
+when "0" then fail!("the gem's C extension is loaded, but no compiler was on PATH at install") if Hev2::NoGVL.available?
 end
 
 server = TCPServer.new("127.0.0.1", 0)
