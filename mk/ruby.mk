@@ -1,5 +1,6 @@
-# ruby: the hev2 gem (bindings/ruby) over libhev2.so, its tests, gem and bench,
-# on each Ruby of a matrix.
+# ruby: the hev2 gem (bindings/ruby) over libhev2.so, its tests and bench, on
+# each Ruby of a matrix. The gems themselves are built and installed by
+# mk/dist-ruby.mk (make dist-ruby, test-dist-ruby).
 #
 # RUBIES lists the ruby executables to test with: Debian's Ruby (3.1) and the
 # Ruby 3.4 that scripts/build-ruby.sh builds once from Debian's ruby3.4 source
@@ -12,7 +13,6 @@ RUBY34        := $(shell HEV2_CACHE=$(HEV2_CACHE) $(RUBY_BUILD_SCRIPT) --print)
 RUBIES        ?= /usr/bin/ruby $(RUBY34)
 RUBY_DIR      := bindings/ruby
 RUBY_LIB      := $(abspath $(BUILD)/libhev2.so)
-RUBY_GEM_DIR  := $(BUILD)/ruby-gem
 RUBY_ENV      := HEV2_LIBRARY=$(RUBY_LIB) HEV2_TESTDNS=$(abspath $(BUILD)/hev2-testdns)
 
 TEST_TARGETS  += test-ruby
@@ -37,7 +37,7 @@ RUBY_EACH = set -e; for r in $(RUBIES); do \
 	v=$$("$$r" -e 'print RUBY_VERSION') || { echo "$@: $$r does not run" >&2; exit 1; }; \
 	echo "== $@ on Ruby $$v ($$r)";
 
-.PHONY: test-ruby test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients package-ruby bench-ruby bench-ruby-fresh bench-ruby-fibers rubies ruby-ext
+.PHONY: test-ruby test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients bench-ruby bench-ruby-fresh bench-ruby-fibers rubies ruby-ext
 
 # The gem's C extension (Hev2::NoGVL, ext/hev2_wait), built by each Ruby of
 # $(RUBIES) into $(RUBY_EXT_DIR)/<version>/hev2/hev2_wait.so, with -Werror.
@@ -51,7 +51,7 @@ ruby-ext: rubies ## the gem's C extension (hev2_wait.so) for each Ruby of RUBIES
 			env -u MAKEFLAGS -u MFLAGS -u MAKEOVERRIDES make -s >/dev/null && cp hev2_wait.so hev2/); \
 	done
 
-test-ruby: test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients package-ruby ## the unit tests, scenario suite, differential test, Fiber scheduler test, HTTP clients and gem build on each Ruby of RUBIES
+test-ruby: test-ruby-unit test-ruby-scenarios test-ruby-differential test-ruby-fibers test-ruby-clients ## the unit tests, scenario suite, differential test, Fiber scheduler test and HTTP clients on each Ruby of RUBIES (the gems: test-dist-ruby)
 
 # Builds the Rubies of $(RUBIES) that scripts/build-ruby.sh provides (once;
 # a cached build is only checked). Other entries must exist already.
@@ -121,24 +121,6 @@ test-ruby-clients: capi-lib testbed-tools rubies ruby-ext ## Net::HTTP, Faraday,
 		gems=; [ "$$r" = /usr/bin/ruby ] || gems="GEM_PATH=$(RUBY_DEBIAN_GEMS)"; \
 		env $$gems $(RUBY_ENV) RUBYLIB=$(abspath $(RUBY_DIR))/lib:$(RUBY_EXT_DIR)/$$v:$(RUBY_DEBIAN_LIB) \
 			timeout 300 $(BUILD)/hev2-testbed run -- "$$r" $(abspath $(RUBY_DIR))/test/http_clients/run.rb; \
-	done
-
-# `gem build` in a staging copy that carries libhev2.so inside the gem, then
-# an install into a throwaway GEM_HOME and one connection through it with no
-# HEV2_LIBRARY set: proves the gem finds the library it ships. Per Ruby, with
-# that Ruby's own gem command, in $(RUBY_GEM_DIR)/<version>.
-package-ruby: capi-lib rubies ## gem build with libhev2.so inside, gem install, use it with HEV2_LIBRARY unset
-	rm -rf $(RUBY_GEM_DIR) && mkdir -p $(RUBY_GEM_DIR)/src
-	cp -r $(RUBY_DIR)/hev2.gemspec $(RUBY_DIR)/README.md $(RUBY_DIR)/lib $(RUBY_DIR)/ext $(RUBY_GEM_DIR)/src/
-	rm -rf $(RUBY_GEM_DIR)/src/lib/hev2/native && mkdir -p $(RUBY_GEM_DIR)/src/lib/hev2/native
-	cp $(BUILD)/libhev2.so $(RUBY_GEM_DIR)/src/lib/hev2/native/
-	@$(RUBY_EACH) \
-		d=$(abspath $(RUBY_GEM_DIR))/$$v; gem="$$(dirname "$$r")/gem"; mkdir -p "$$d"; \
-		(cd $(RUBY_GEM_DIR)/src && "$$r" "$$gem" build --quiet hev2.gemspec -o "$$d/hev2.gem"); \
-		GEM_HOME="$$d/home" "$$r" "$$gem" install --local --no-document --quiet "$$d/hev2.gem"; \
-		(cd / && env -u HEV2_LIBRARY HEV2_EXPECT_EXT=1 GEM_HOME="$$d/home" GEM_PATH="$$d/home" \
-			"$$r" $(abspath $(RUBY_DIR))/test/gem_smoke.rb); \
-		echo "package-ruby: $$d/hev2.gem built, installed and used with $$r"; \
 	done
 
 # Hev2.tcp vs Socket.tcp in the same process, on each Ruby of $(RUBIES).

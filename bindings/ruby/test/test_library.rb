@@ -29,6 +29,21 @@ class TestLibrary < Minitest::Test
     assert_match(/invalid ELF header|file too short/, out)
   end
 
+  # A library of another architecture (an aarch64 gem installed on x86_64)
+  # is named as such: the dynamic linker calls it "No such file".
+  def test_a_library_of_another_machine_says_so
+    Dir.mktmpdir do |dir|
+      so = File.join(dir, "libhev2.so")
+      ours = File.binread("/proc/self/exe", 20).unpack1("@18v")
+      theirs = ours == 183 ? 62 : 183
+      header = "\x7FELF".b + [2, 1, 1].pack("C3") + ("\0" * 9) + [3, theirs].pack("v2")
+      File.binwrite(so, header + ("\0" * 44))
+      ok, out = load_with({ "HEV2_LIBRARY" => so })
+      refute ok
+      assert_includes out, "it is a library for #{theirs == 183 ? "aarch64" : "x86_64"}, this Ruby runs on"
+    end
+  end
+
   def test_every_candidate_is_listed_when_none_loads
     Dir.mktmpdir do |dir|
       FileUtils.cp_r(LIB, dir) # a copy with no native/ and no build/ next to it

@@ -25,13 +25,50 @@ module Hev2
       return [explicit] if explicit && !explicit.empty?
 
       [
-        # vendored into the gem by `make package-ruby`
+        # inside the gem: a platform gem carries it; the source gem builds it
+        # at install and RubyGems copies it here (install_extension_in_lib)
         File.expand_path("native/#{SONAME}", __dir__),
+        # the source gem's build in the gem's extension directory (where it
+        # stays when RubyGems does not copy extensions into lib/)
+        *built_at_install,
         # the repository's build output, when running from a checkout
         File.expand_path("../../../../build/#{SONAME}", __dir__),
         # the dynamic linker's own search (LD_LIBRARY_PATH, ld.so.cache)
         SONAME,
       ]
+    end
+
+    # The library ext/libhev2 of the source gem built, in the extension
+    # directory of the installed gem this file belongs to (none when this
+    # file is not an installed gem's, e.g. in a checkout).
+    def built_at_install
+      spec = defined?(Gem) && Gem.loaded_specs["hev2"]
+      return [] unless spec && __dir__.start_with?(File.join(spec.full_gem_path, ""))
+
+      [File.join(spec.extension_dir, "hev2/native", SONAME)]
+    end
+
+    # ELF e_machine numbers by name, for the message below.
+    MACHINES = { 3 => "i386", 40 => "arm", 62 => "x86_64", 183 => "aarch64", 243 => "riscv64" }.freeze
+
+    # The dynamic linker reports a library of another architecture (a gem
+    # of another platform, installed by naming its file) as "No such file":
+    # say what it is instead. Empty when both are the same or unreadable.
+    def other_machine(path)
+      theirs, ours = [path, "/proc/self/exe"].map { |f| elf_machine(f) }
+      return "" if theirs.nil? || ours.nil? || theirs == ours
+
+      "; it is a library for #{MACHINES.fetch(theirs, "ELF machine #{theirs}")}, " \
+        "this Ruby runs on #{MACHINES.fetch(ours, "ELF machine #{ours}")}"
+    end
+
+    def elf_machine(file)
+      header = File.binread(file, 20)
+      return nil unless header&.bytesize == 20 && header.start_with?("\x7FELF".b)
+
+      header.unpack1(header.getbyte(5) == 2 ? "@18n" : "@18v") # EI_DATA: 2 is big-endian
+    rescue SystemCallError
+      nil
     end
 
     def open
@@ -44,7 +81,7 @@ module Hev2
         begin
           return [Fiddle::Handle.new(path, Fiddle::RTLD_NOW | Fiddle::RTLD_GLOBAL), path]
         rescue Fiddle::DLError => e
-          tried << "#{path} (#{e.message})"
+          tried << "#{path} (#{e.message}#{other_machine(path)})"
         end
       end
       raise LibraryError, "hev2: cannot load #{SONAME}; tried:\n  " + tried.join("\n  ") +
