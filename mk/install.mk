@@ -1,5 +1,5 @@
 # install: docs/install.md, for what no other target checks.
-# (The gem: package-ruby; the wheel: package-python; make install with
+# (The gem: package-ruby; the wheels and the sdist: test-dist-python; make install with
 # pkg-config: test-capi-install.)
 TEST_TARGETS += test-go-module
 
