@@ -21,6 +21,10 @@ BUILD_TARGETS :=
 TEST_TARGETS  :=
 BENCH_TARGETS :=
 DEB_PACKAGES  :=
+# mk/dist.mk's lists; set here because mk/dist-<kind>.mk, which append to
+# them, sort before mk/dist.mk.
+DIST_TARGETS      :=
+DIST_TEST_TARGETS :=
 
 include $(sort $(wildcard mk/*.mk))
 

@@ -18,9 +18,8 @@ ARM64_LIB         := $(ARM64_BUILD)/libhev2.so.$(CAPI_VERSION)
 
 DEB_PACKAGES      += gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binutils-aarch64-linux-gnu
 
-# DIST_TARGETS and DIST_TEST_TARGETS start empty by being appended to: the
-# mk/dist-<kind>.mk files sort before this one (make includes mk/*.mk in
-# sorted order), so an assignment here would drop what they appended.
+# DIST_TARGETS and DIST_TEST_TARGETS start empty in the Makefile (the
+# mk/dist-<kind>.mk files are read before this one).
 TEST_TARGETS      += test-dist
 
 .PHONY: dist test-dist capi-lib-arm64

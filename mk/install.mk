@@ -1,5 +1,5 @@
 # install: docs/install.md, for what no other target checks.
-# (The gems: test-dist-ruby; the wheel: package-python; make install with
+# (The gems: test-dist-ruby; the wheels and the sdist: test-dist-python; make install with
 # pkg-config: test-capi-install.)
 TEST_TARGETS += test-go-module
 

@@ -13,14 +13,9 @@ BENCH_TARGETS += bench-python
 DEB_PACKAGES  += python3 python3-pytest python3-mypy util-linux iproute2 gcc libc6-dev openssl
 # The HTTP clients hev2 is proven with (make test-python-clients).
 DEB_PACKAGES  += python3-requests python3-urllib3 python3-aiohttp python3-httpx
-# package-python: a wheel built offline and installed with Debian's pip.
-DEB_PACKAGES  += python3-pip python3-setuptools python3-wheel
+# The wheels and the sdist, built and installed: mk/dist-python.mk.
 
-PYTHON_PKG_DIR := $(BUILD)/python-package
-PIP_QUIET      := -q --disable-pip-version-check --no-index
-TEST_TARGETS  += package-python
-
-.PHONY: test-python bench-python bench-python-fresh bench-python-aio package-python
+.PHONY: test-python bench-python bench-python-fresh bench-python-aio
 
 # The package's type check, and the scenario client's (run by `make lint`, mk/lint.mk).
 PYTHON_MYPY  := MYPYPATH=$(PYTHON_DIR)/src $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null \
@@ -30,20 +25,6 @@ PYTHON_MYPY  := MYPYPATH=$(PYTHON_DIR)/src $(PYTHON_DEB) -m mypy --strict --cach
 # hev2-testdns (mk/testdns.mk).
 test-python: capi-lib testdns ## the package's pytest suite (its mypy --strict is in lint)
 	$(PYTHON_ENV) $(PYTHON_DEB) -m pytest -q -p no:cacheprovider $(PYTHON_DIR)/tests
-
-# A platform wheel with libhev2.so inside (built offline: no PyPI), installed
-# into a fresh directory with pip, then used from / with HEV2_LIBRARY unset:
-# proves the package finds the library it ships.
-package-python: capi-lib ## build the wheel offline, install it with pip, use it with HEV2_LIBRARY unset
-	rm -rf $(PYTHON_PKG_DIR) && mkdir -p $(PYTHON_PKG_DIR)/src
-	cp -r $(PYTHON_DIR)/pyproject.toml $(PYTHON_DIR)/README.md $(PYTHON_DIR)/src $(PYTHON_PKG_DIR)/src/
-	find $(PYTHON_PKG_DIR) -name __pycache__ -prune -exec rm -rf {} +
-	cp -L $(BUILD)/libhev2.so $(PYTHON_PKG_DIR)/src/src/hev2/libhev2.so
-	cd $(PYTHON_PKG_DIR)/src && $(PYTHON_DEB) -m pip wheel $(PIP_QUIET) --no-deps --no-build-isolation -w ../dist \
-		--config-settings=--build-option=--plat-name=linux_$$(uname -m) .
-	$(PYTHON_DEB) -m pip install $(PIP_QUIET) --root-user-action=ignore --no-deps --target $(abspath $(PYTHON_PKG_DIR))/site $(PYTHON_PKG_DIR)/dist/hev2-*.whl
-	cd / && env -u HEV2_LIBRARY PYTHONPATH=$(abspath $(PYTHON_PKG_DIR))/site PYTHONDONTWRITEBYTECODE=1 \
-		$(PYTHON_DEB) $(abspath $(PYTHON_DIR))/tests/package_smoke.py
 
 # hev2.create_connection vs socket.create_connection vs asyncio's
 # create_connection(happy_eyeballs_delay=0.25), loopback, one run.
