@@ -43,21 +43,20 @@
  *   The buffer (1024 slots, shared with Ruby's own users) can also be full:
  *   the registration then fails and is lost, and the pump tries again.
  *
- * Neither wakes anybody. The trigger sets the flag of the thread that
- * runs Ruby, or when none does, of the main thread (3.4) or the thread
- * that ran last (3.1), which may be asleep in Queue#pop or IO.select and
- * look at its flags only when something else wakes it. (Measured here: a
- * job triggered from a foreign thread while the only other Ruby thread
- * slept in Queue#pop ran only when that thread woke up, on 3.1 and 3.4.)
- * Hence the doorbell and the pump thread: a Ruby thread of this extension
- * that waits for the doorbell without the GVL, and when it rings schedules
- * the job on its own execution context and reaches a safe point itself.
- * The doorbell is rung only when the queue goes from empty to not empty:
- * a burst of completions wakes the pump once.
+ * Neither wakes anybody. From a thread Ruby did not make, both set the
+ * flag of the thread that runs Ruby or, when none does, of one that ran
+ * last, which may be asleep in Queue#pop or IO.select and looks at its
+ * flags only when something else wakes it: while every Ruby thread sleeps,
+ * a triggered job waits. Hence the doorbell and the pump thread: a Ruby
+ * thread of this extension that waits for the doorbell without the GVL, and
+ * when it rings schedules the job on its own execution context and reaches
+ * a safe point itself. The doorbell is rung only when the queue goes from
+ * empty to not empty: a burst of completions wakes the pump once.
  *
  * Everything the callback does is async-signal-safe (clock_gettime, a
  * compare-and-swap, 3.3's trigger, write(2) on an eventfd): it never takes a
- * lock, never allocates and never calls into Ruby. */
+ * lock, never allocates and never runs Ruby code. The job, in turn, runs in
+ * Ruby's trap context (pending.c says what that forbids). */
 #include "hev2_ext.h"
 
 #include <errno.h>

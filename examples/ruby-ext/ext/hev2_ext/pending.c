@@ -5,9 +5,9 @@
  *
  * The job runs in what Ruby calls trap context (the interrupt mask of a
  * signal handler): Mutex#lock raises ThreadError "can't be called from trap
- * context" there, and every Fiber scheduler's unblock takes a mutex (async's
- * and Ruby's own test scheduler both failed that way here). So the job
- * wakes nobody through a scheduler:
+ * context" there, and a Fiber scheduler's unblock takes a mutex (async's
+ * and Ruby's own test scheduler do). So the job wakes nobody through a
+ * scheduler:
  *   - threads wait in Thread::Queue#pop on a queue nothing is pushed to;
  *     the job closes it, which wakes every waiting thread without a mutex,
  *     and a #pop on a closed empty queue returns at once afterwards;
