@@ -116,7 +116,6 @@ static VALUE ext_connect(int argc, VALUE *argv, VALUE self)
 	VALUE statics = NIL_P(opts) ? Qnil : read_options(opts, host, &o);
 
 	VALUE pending = hev2_ext_pending_new();
-	hev2_ext_start_pump();
 	struct hev2_ext_completion *n = ALLOC(struct hev2_ext_completion);
 	o.on_done = hev2_ext_on_done;
 	o.on_done_data = n;
@@ -133,6 +132,11 @@ static VALUE ext_connect(int argc, VALUE *argv, VALUE self)
 		rb_exc_raise(e);
 	}
 	hev2_ext_pending_started(pending, c, started);
+	/* After a connect that started: in a fork child hev2_connect refuses
+	 * (HEV2_EFORKED), so no child starts a pump of its own that would read
+	 * the doorbell it shares with its parent. A completion that comes
+	 * first leaves the doorbell readable for it. */
+	hev2_ext_start_pump();
 	RB_GC_GUARD(host);
 	RB_GC_GUARD(port);
 	RB_GC_GUARD(statics);

@@ -121,6 +121,11 @@ static VALUE settle(VALUE arg)
 		p->error = hev2_ext_new_error(klass, hev2_errmsg(p->conn), r.status, r.error);
 		return Qnil;
 	}
+	if (r.fd < 0) { /* the header promises a socket with HEV2_OK */
+		p->status = HEV2_EINTERNAL;
+		p->error = hev2_ext_new_error(hev2_ext_error, "hev2_result: HEV2_OK without a socket", HEV2_EINTERNAL, 0);
+		return Qnil;
+	}
 	/* r.fd is ours from here on (the library never touches it again): it
 	 * goes into exactly one Socket, which closes it, or is closed here. */
 	int state;
