@@ -28,16 +28,21 @@ extension-ruby: capi-lib $(BUILD)/hev2-uninstalled.pc rubies ## examples/ruby-ex
 		echo "extension-ruby: $$d/hev2_ext.so"; \
 	done
 
-# Per Ruby: extconf.rb with no hev2 to find fails in one line; then the
-# minitest suite (warnings on) against the extension built above.
+# Per Ruby: extconf.rb where pkg-config is missing (an empty PATH), and
+# where pkg-config finds no hev2 (an empty search path), each fails with its
+# one line; then the minitest suite (warnings on) against the extension
+# built above.
+RUBY_EXT_EXTCONF := $(abspath $(RUBY_EXT_EXAMPLE))/ext/hev2_ext/extconf.rb
 test-extension-ruby: extension-ruby ## build Hev2Ext from pkg-config alone and run its minitest suite on each Ruby of RUBIES
 	@$(RUBY_EACH) \
-		d=$(RUBY_EXT_EXAMPLE_DIR)/$$v-missing; rm -rf "$$d"; mkdir -p "$$d"; \
-		if (cd "$$d" && PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR="$$d" "$$r" $(abspath $(RUBY_EXT_EXAMPLE))/ext/hev2_ext/extconf.rb >out 2>err); then \
-			echo "extconf.rb succeeded without hev2"; exit 1; fi; \
-		grep -q '^hev2_ext: pkg-config knows no hev2' "$$d/err" && [ "$$(wc -l <"$$d/err")" = 1 ] || { \
-			echo "extconf.rb without hev2 did not say so in one line:"; cat "$$d/err"; exit 1; }; \
-		echo "without hev2: $$(cat "$$d/err")"; \
+		d=$(RUBY_EXT_EXAMPLE_DIR)/$$v-missing; rm -rf "$$d"; mkdir -p "$$d/empty"; \
+		for case in "PATH=$$d/empty|pkg-config is not installed" "PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$$d/empty|pkg-config knows no hev2"; do \
+			set -- $${case%%|*}; want="hev2_ext: $${case#*|}"; \
+			if (cd "$$d" && env "$$@" "$$r" $(RUBY_EXT_EXTCONF) >out 2>err); then echo "extconf.rb succeeded with $$*"; exit 1; fi; \
+			if [ "$$(wc -l <"$$d/err")" != 1 ] || ! grep -q "^$$want" "$$d/err"; then \
+				echo "extconf.rb with $$* did not say \"$$want\" in one line:"; cat "$$d/err"; exit 1; fi; \
+			echo "extconf.rb with $$*: $$(cat "$$d/err")"; \
+		done; \
 		"$$r" -w -I$(RUBY_EXT_EXAMPLE_DIR)/$$v $(RUBY_EXT_EXAMPLE)/test/run.rb; \
 	done
 
