@@ -163,6 +163,11 @@ func causeDetailsWrapped(cause error, o *outcome) {
 // connection was handed over).
 func outcomeOf(err error, canceled bool) outcome {
 	if err == nil {
+		if canceled {
+			// A win that raced hev2_cancel: publish closed the socket, so
+			// no fd goes with it and the outcome is the cancel's.
+			return outcome{status: statusCancelled, errno: int(syscall.ECANCELED)}
+		}
 		return outcome{status: statusOK}
 	}
 	var o outcome

@@ -21,8 +21,9 @@ LINT_FIND = find . -type d \( -name .git -o -name 'build' -o -name 'build-*' -o 
 LINT_SHELL_FILES = $(shell $(LINT_FIND) \( -name '*.sh' -o -path './scripts/*' -o -perm -u+x \) -print | \
 	xargs awk 'FNR == 1 { if (FILENAME ~ /\.sh$$/ || $$0 ~ /^\#!(\/usr)?\/bin\/(env )?(ba|da)?sh( |$$)/) print FILENAME; nextfile }' | sort)
 # The directories whose Ruby files are linted; lint-paths fails when one is
-# gone, so that a move never turns a check into a silent no-op.
-LINT_RUBY_DIRS   = bindings/ruby examples/ruby
+# gone, so that a move never turns a check into a silent no-op. Appended to
+# (+=): an mk file included before this one may have added its own.
+LINT_RUBY_DIRS   += bindings/ruby examples/ruby
 LINT_RUBY_FILES  = $(shell $(LINT_FIND) \( -name '*.rb' -o -name '*.gemspec' -o -perm -u+x \) -print | \
 	grep -E '^\./($(subst $(space),|,$(strip $(LINT_RUBY_DIRS))))/' | \
 	xargs awk 'FNR == 1 { if (FILENAME ~ /\.(rb|gemspec)$$/ || $$0 ~ /^\#!.*[\/ ]ruby( |$$)/) print FILENAME; nextfile }' | sort)
