@@ -11,7 +11,7 @@ import socket
 import threading
 import unittest
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import hev2ext
 from helpers import (
@@ -49,8 +49,9 @@ async def roundtrip(sock: socket.socket, lst: socket.socket) -> None:
         assert await loop.sock_recv(sock, 1) == b"a"
 
 
-class AsyncFormTests:
-    """The tests; each subclass runs them on one route."""
+class AsyncFormTests(unittest.TestCase):
+    """The tests; each subclass runs them on one route (load_tests leaves
+    this class itself out)."""
 
     ROUTE = ""
 
@@ -66,7 +67,7 @@ class AsyncFormTests:
         self.assertEqual(open_fds(), self.fds, "fds before and after")
         self.assertLessEqual(os_threads(), self.threads + THREAD_SLACK, "threads before and after")
 
-    def connect(self, host: str, port: int, **kw: object) -> hev2ext.Connect:
+    def connect(self, host: str, port: int, **kw: Any) -> hev2ext.Connect:
         return hev2ext.connect_async(host, port, route=self.ROUTE, **kw)
 
     def test_completes_with_a_non_blocking_socket(self) -> None:
@@ -152,6 +153,7 @@ class AsyncFormTests:
                         c = self.connect(RACE_NAME, port, static_hosts=hosts)
                     else:
                         c = self.connect("127.0.0.1", port)
+                    assert c.future is not None
                     c.future.add_done_callback(counter(i))
                     conns.append(c)
                 socks = await asyncio.gather(*conns)
@@ -221,11 +223,11 @@ class AsyncFormTests:
         self.assert_nothing_left()
 
 
-class FdRouteTest(AsyncFormTests, unittest.TestCase):
+class FdRouteTest(AsyncFormTests):
     ROUTE = "fd"
 
 
-class ThreadsafeRouteTest(AsyncFormTests, unittest.TestCase):
+class ThreadsafeRouteTest(AsyncFormTests):
     ROUTE = "threadsafe"
 
 
@@ -235,7 +237,7 @@ class RouteChoiceTest(unittest.TestCase):
         # socket and the handle's eventfd; the threadsafe route the socket.
         with blackhole() as hole:
 
-            async def held(**route: str) -> int:
+            async def held(**route: Any) -> int:
                 before = open_fds()
                 c = hev2ext.connect_async("127.0.0.1", hole, **route)
                 during = open_fds() - before
@@ -248,6 +250,12 @@ class RouteChoiceTest(unittest.TestCase):
             self.assertEqual(run(lambda: held(route="threadsafe")), 1)
         with self.assertRaises(ValueError):
             hev2ext.connect_async("127.0.0.1", 9, route="other")
+
+
+def load_tests(loader: unittest.TestLoader, tests: unittest.TestSuite, pattern: str | None) -> unittest.TestSuite:
+    return unittest.TestSuite(
+        loader.loadTestsFromTestCase(case) for case in (FdRouteTest, ThreadsafeRouteTest, RouteChoiceTest)
+    )
 
 
 if __name__ == "__main__":

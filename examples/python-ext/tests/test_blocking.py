@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import signal
 import socket
 import threading
 import time
@@ -144,6 +145,32 @@ class BlockingFormTest(unittest.TestCase):
             self.assertEqual(caught.exception.errno, errno.ECANCELED)
             self.assertEqual(c.status, -15)  # HEV2_ECANCELED
             c.cancel()  # after the outcome: nothing
+        self.assert_nothing_left()
+
+    def test_ctrl_c_interrupts_wait_not_the_connect(self) -> None:
+        with blackhole() as port:
+            c = hev2ext.connect("127.0.0.1", port)
+            main = threading.get_ident()  # unittest runs the tests on the main thread
+
+            def interrupt() -> None:
+                # Aimed at the main thread inside wait() (the connect never
+                # finishes by itself: its SYNs are dropped). Where it lands
+                # does not change what is asserted: the interrupt is raised
+                # and the connect still runs.
+                time.sleep(0.1)
+                signal.pthread_kill(main, signal.SIGINT)
+
+            killer = threading.Thread(target=interrupt)
+            try:
+                with self.assertRaises(KeyboardInterrupt):
+                    killer.start()
+                    c.wait(DEADLINE)
+            finally:
+                killer.join(DEADLINE)
+            self.assertFalse(c.done(), "the connect goes on")
+            c.cancel()
+            with self.assertRaises(hev2ext.CancelledError):
+                c.wait(DEADLINE)
         self.assert_nothing_left()
 
     def test_busy_thread_holds_the_gil(self) -> None:
