@@ -264,7 +264,8 @@ static void done_queue(hev2_conn c, int status, void *data)
 	comp->queued = 1;
 	pthread_mutex_unlock(&q.mu);
 	hev2ext_completion_unref(comp);
-	/* The library triggers the job next, on this thread. */
+	/* The library triggers the job next, on this thread (capi's notify
+	 * calls on_done, then triggers the job; hev2.h does not say so). */
 }
 
 /* on_done of the asyncio route that watches the handle's fd: the stamp
