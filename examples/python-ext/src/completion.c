@@ -21,10 +21,11 @@
  *   - a pending call can be refused (the queue is full): the connect stays
  *     in the ready queue and the nudger thread asks again until it is
  *     taken;
- *   - on CPython 3.11 a pending call added from a thread the interpreter
- *     does not know (the library's) does not set the eval breaker, so a
- *     main thread that runs Python without ever releasing the GIL never
- *     looks at it: when the call has not run within NUDGE_GRACE_NS, the
+ *   - on CPython 3.11 and 3.12 a pending call added from a thread the
+ *     interpreter does not know (the library's) does not set the eval
+ *     breaker, so a main thread that runs Python without ever releasing
+ *     the GIL never looks at it: when the call has not run within
+ *     NUDGE_GRACE_NS, the
  *     nudger takes the GIL once (PyGILState_Ensure/Release); handing it
  *     back makes the main thread re-read its flags and run the call.
  *
