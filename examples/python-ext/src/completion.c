@@ -25,9 +25,9 @@
  *     interpreter does not know (the library's) does not set the eval
  *     breaker, so a main thread that runs Python without ever releasing
  *     the GIL never looks at it: when the call has not run within
- *     NUDGE_GRACE_NS, the
- *     nudger takes the GIL once (PyGILState_Ensure/Release); handing it
- *     back makes the main thread re-read its flags and run the call.
+ *     NUDGE_GRACE_NS, the nudger takes the GIL once
+ *     (PyGILState_Ensure/Release); handing it back makes the main thread
+ *     re-read its flags and run the call.
  *
  * The asyncio routes use done_stamp (the loop watches the handle's fd) or
  * done_threadsafe (the callback takes the GIL and hands the connect to the
