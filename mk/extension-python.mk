@@ -51,13 +51,14 @@ $(EXT_PY_BUILD)/bench_shim.so: $(EXT_PY_DIR)/bench/bench_shim.c include/hev2.h $
 
 bench-extension-python: extension-python $(EXT_PY_BUILD)/bench_shim.so ## completion latency: the library's finish to Python's completion, hev2ext's forms beside hev2.create_connection and hev2.aio
 	@set -e; for py in $(EXT_PYTHONS); do \
-		$(FRESH_NETNS) env $(EXT_PY_RUN_ENV) $(PYTHON_ENV) PYTHONPATH=$(abspath $(EXT_PY_BUILD))/$(EXT_PY_TAG):$(abspath $(PYTHON_DIR)/src) \
+		$(FRESH_NETNS) env $(EXT_PY_RUN_ENV) $(PYTHON_ENV) \
+			PYTHONPATH=$(abspath $(EXT_PY_BUILD))/$(EXT_PY_TAG):$(abspath $(PYTHON_DIR)/src):$(abspath $(PYTHON_DIR)/bench) \
 			BENCH_SHIM=$(abspath $(EXT_PY_BUILD))/bench_shim.so $$py $(EXT_PY_DIR)/bench/bench_latency.py; \
 	done
 
 # The extension's types (src/hev2ext.pyi), its tests and its benchmark under
 # mypy --strict, as the package's (mk/lint.mk); part of `make lint`.
-EXT_PY_MYPY = MYPYPATH=$(EXT_PY_DIR)/src:$(PYTHON_DIR)/src $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null \
+EXT_PY_MYPY = MYPYPATH=$(EXT_PY_DIR)/src:$(PYTHON_DIR)/src:$(PYTHON_DIR)/bench $(PYTHON_DEB) -m mypy --strict --cache-dir=/dev/null \
 	$(EXT_PY_DIR)/src/hev2ext.pyi $(EXT_PY_DIR)/tests $(EXT_PY_DIR)/bench/bench_latency.py
 lint: lint-extension-python
 .PHONY: lint-extension-python

@@ -30,7 +30,10 @@ Rows:
 
 Methods run in rounds, each round in its own shuffled (seeded) order, as
 bindings/python/bench/bench_connect.py does. A listener in another process
-accepts and closes. BENCH_ROUNDS, BENCH_PER_ROUND set the sizes.
+accepts and closes. BENCH_ROUNDS, BENCH_PER_ROUND set the sizes. The
+table's last lines are `row:` lines (bindings/python/bench/rows.py): per
+form, the median of the per-round medians of finish -> completion, and
+their spread over the rounds; reported, not judged.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import hev2
 import hev2.aio
 import hev2ext
 from hev2 import _abi, _connect, _handle
+from rows import row
 
 HOST = "127.0.0.1"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "11"))
@@ -68,6 +72,8 @@ while True:
     c, _ = l.accept()
     c.close()
 """
+
+ROW_PREFIX, ROW_SUFFIX = "python-ext ", ": finish->completion"
 
 Sample = tuple[int, int]  # (finish -> completion, start -> completion), ns
 Method = Callable[[int, int], list[Sample]]
@@ -193,12 +199,13 @@ def main() -> None:
     shim = Shim(shim_path)
     methods: dict[str, tuple[Method, int]] = {
         "hev2ext wait() (pending call)": (pending_wait, PER_ROUND),
-        "hev2ext pending call, main running Python": (pending_call, PER_ROUND_NUDGED),
+        "hev2ext pending call, main runs Python": (pending_call, PER_ROUND_NUDGED),
         "hev2ext async, route fd": (ext_async("fd"), PER_ROUND),
         "hev2ext async, route threadsafe": (ext_async("threadsafe"), PER_ROUND),
         "hev2.create_connection": (binding_blocking(shim), PER_ROUND),
         "hev2.aio connect + socket": (binding_aio(shim), PER_ROUND),
     }
+    assert all(len(ROW_PREFIX + name + ROW_SUFFIX) <= 74 for name in methods), "row names fit their column"
     acceptor = subprocess.Popen([sys.executable, "-c", ACCEPTOR], stdout=subprocess.PIPE, text=True)
     try:
         assert acceptor.stdout
@@ -207,17 +214,23 @@ def main() -> None:
             run(port, 5)
         one_library()
         samples: dict[str, list[Sample]] = {name: [] for name in methods}
+        rounds: dict[str, list[float]] = {name: [] for name in methods}  # each round's median, µs
         order = random.Random(8305)
         for _ in range(ROUNDS):
             names = list(methods)
             order.shuffle(names)
             for name in names:
                 run, n = methods[name]
-                samples[name] += run(port, n)
+                got = run(port, n)
+                samples[name] += got
+                rounds[name].append(statistics.median(s[0] for s in got) / 1e3)
     finally:
         acceptor.kill()
         acceptor.wait()
     print_table(samples)
+    for name, medians in rounds.items():
+        whole = statistics.median(s[1] for s in samples[name]) / 1e3
+        row(ROW_PREFIX + name + ROW_SUFFIX, medians, "µs", detail=f"whole connect {whole:.0f} µs")
 
 
 def pct(values: list[int], p: float) -> float:

@@ -149,6 +149,11 @@ void hev2ext_deliver(ConnectObject *self)
 	if (rc != HEV2_OK) {
 		self->status = rc;
 		self->error = PyObject_CallFunction(hev2ext_Error, "is", 0, hev2_last_error());
+	} else if (r.status == HEV2_OK && r.fd < 0) {
+		/* Never socket.socket(fileno=-1): that makes a new socket. */
+		self->status = HEV2_EINTERNAL;
+		self->error = PyObject_CallFunction(hev2ext_Error, "is", 0,
+		                                    "hev2ext: the library reported a connect without its fd");
 	} else if (r.status == HEV2_OK) {
 		self->status = HEV2_OK;
 		/* The blocking form asked the library for a blocking fd, the
