@@ -230,6 +230,16 @@
  * thread decides the race, hev2_wait or hev2_cancel included: the trigger
  * only sets its flag and makes hev2_jobs_fd readable, and the job itself
  * runs in your hev2_run_jobs as always.
+ * Order: a handle with both gets on_done first, then its job's trigger, on
+ * the same library thread, so a job may rely on what on_done queued. The
+ * library announces completions one at a time on that thread: a callback
+ * (or a HEV2_JOB_DIRECT job) that waits, for an interpreter lock say,
+ * delays every other handle's completion in the process. A job carries one
+ * fixed data pointer and cannot say which handle finished: on_done can.
+ * hev2_fd may become readable before on_done runs, and a race decided inside
+ * hev2_connect (a loopback connect often is) is announced afterwards.
+ * The winner's fd is non-blocking unless hev2_options.blocking is 1; a
+ * host whose socket objects assume a blocking fd asks for that.
  *
  * Cancellation: after hev2_cancel(c) returns, the outcome of c is either the
  * one it already had, or HEV2_ECANCELED: a connection that wins the race
@@ -909,12 +919,16 @@ int hev2_release(hev2_conn c);
  * once (at start-up, on the host's thread); completion (hev2_options.job) or
  * anyone (hev2_job_trigger) only *triggers* it: a lock-free flag, safe from
  * any thread and from a signal handler. Triggers coalesce: a job triggered
- * several times before it runs runs once. The host runs triggered jobs with
+ * several times before it runs runs once (a HEV2_JOB_DIRECT job, below, is
+ * called once per trigger instead). The host runs triggered jobs with
  * hev2_run_jobs() at a safe point (e.g. holding its interpreter lock),
  * watching hev2_jobs_fd() from its event loop to know when to. A job
  * registered HEV2_JOB_DIRECT is instead called on the triggering thread (for
- * C hosts, or a Ruby extension whose direct job only calls
- * rb_postponed_job_trigger). Jobs are never unregistered. These functions are
+ * C hosts, or a Ruby 3.3+ extension whose direct job only calls
+ * rb_postponed_job_trigger; an interpreter asleep in a blocking call runs
+ * no postponed job until something wakes it, so such an extension keeps a
+ * wake-up of its own: examples/ruby-ext and examples/python-ext show one).
+ * Jobs are never unregistered. These functions are
  * pure C: they never enter Go and work in a fork child. */
 
 /* Registers fn(data); *out receives the job id. HEV2_ECAPACITY once
