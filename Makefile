@@ -26,7 +26,11 @@ DEB_PACKAGES  :=
 DIST_TARGETS      :=
 DIST_TEST_TARGETS :=
 
-include $(sort $(wildcard mk/*.mk))
+# A part's own file before its pieces: mk/dist.mk (the frame: variables,
+# DIST_TARGETS) before mk/dist-*.mk (which append to them and use them in
+# their rules). Sorted with the suffix, '-' comes before '.' and a piece
+# would be read first; sorted without it, "mk/dist" precedes "mk/dist-arm64".
+include $(addsuffix .mk,$(sort $(basename $(wildcard mk/*.mk))))
 
 .PHONY: all build test bench demo deps clean help
 all: build ## build everything into $(BUILD)/ (the default goal)

@@ -142,11 +142,15 @@ $(addprefix $(CAPI_ASAN_DIR)/tests/c/,$(CAPI_DLOPEN_TESTS)): $(CAPI_ASAN_DIR)/te
 # ---- test-capi ----------------------------------------------------------------
 test-capi: test-capi-go test-capi-header test-capi-plain test-capi-asan test-capi-cli test-capi-install test-capi-scenarios test-capi-stdio ## every C test: header, plain, asan, cli, install, scenarios, stdio
 
-# run_capi_tests DIR LIB: every test program of DIR, the dlopen ones given LIB.
+# run_capi_tests DIR LIB [RUNNER] [TESTS]: the test programs TESTS
+# (CAPI_TESTS when not given) of DIR, the dlopen ones given LIB, each run
+# under RUNNER when given (a command prefix: another architecture's build
+# runs under its emulator), with the time each took.
 define run_capi_tests
-	@set -e; for t in $(CAPI_TESTS); do \
-	  echo "-- $(1)/tests/c/$$t"; \
-	  if echo " $(CAPI_DLOPEN_TESTS) " | grep -q " $$t "; then $(CAPI_SAN_ENV) $(1)/tests/c/$$t $(2); else $(CAPI_SAN_ENV) $(1)/tests/c/$$t; fi; \
+	@set -e; for t in $(or $(4),$(CAPI_TESTS)); do \
+	  echo "-- $(1)/tests/c/$$t"; start=$$(date +%s%N); \
+	  if echo " $(CAPI_DLOPEN_TESTS) " | grep -q " $$t "; then $(CAPI_SAN_ENV) $(3) $(1)/tests/c/$$t $(2); else $(CAPI_SAN_ENV) $(3) $(1)/tests/c/$$t; fi; \
+	  echo "   $$t: $$(( ($$(date +%s%N) - start) / 1000000 )) ms"; \
 	done
 endef
 
@@ -160,11 +164,12 @@ test-capi-plain: capi $(CAPI_TEST_BINS) ## the C test programs of tests/c agains
 test-capi-asan: $(CAPI_ASAN_BINS) ## the C test programs under AddressSanitizer + UBSan (library too)
 	$(call run_capi_tests,$(CAPI_ASAN_DIR),$(CURDIR)/$(CAPI_ASAN_LIB))
 
-# The exported symbols are hev2.h's functions; hev2.h alone compiles (C99
-# pedantic and C++) and links.
-test-capi-header: capi ## exported symbols equal hev2.h's functions; hev2.h alone compiles (C99, C++)
+# The exported symbols are hev2.h's functions, in capi/hev2.map's version
+# nodes; hev2.h alone compiles (C99 pedantic and C++) and links.
+test-capi-header: capi ## exported symbols equal hev2.h's functions, versioned as capi/hev2.map says; hev2.h alone compiles (C99, C++)
 	@mkdir -p $(BUILD)/tests
 	tests/c/check_symbols.sh include/hev2.h $(BUILD)/libhev2.so
+	tests/c/check_map.sh capi/hev2.map $(BUILD)/libhev2.so
 	tests/c/check_exports.sh capi
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -Iinclude -o $(BUILD)/tests/header_only tests/c/header_only.c -L$(BUILD) -lhev2 -Wl,-rpath,$(CURDIR)/$(BUILD)
 	$(BUILD)/tests/header_only

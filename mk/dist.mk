@@ -15,6 +15,12 @@ ARM64_SYSROOT     := /usr/aarch64-linux-gnu
 ARM64_QEMU        := qemu-aarch64-static
 ARM64_BUILD       := $(BUILD)/arm64
 ARM64_LIB         := $(ARM64_BUILD)/libhev2.so.$(CAPI_VERSION)
+# How an arm64 program runs here: under qemu with the sysroot, its libraries
+# searched in the sysroot first. Without LD_LIBRARY_PATH the sysroot's
+# ld.so reads the host's /etc/ld.so.cache (qemu falls back to host paths),
+# which lists the libc of an installed libc6:arm64 (multiarch) when there
+# is one: ld.so and libc of two builds, and pthread_create spins forever.
+ARM64_RUN         := $(ARM64_QEMU) -L $(ARM64_SYSROOT) -E LD_LIBRARY_PATH=$(ARM64_SYSROOT)/lib
 
 DEB_PACKAGES      += gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binutils-aarch64-linux-gnu
 

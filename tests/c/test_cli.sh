@@ -4,14 +4,21 @@
 # Loopback only: the demo helper holds [::1]:P (SYNs dropped) and
 # 127.0.0.1:P (accepting), and RP refused on both (bound, never listening,
 # held for the whole run). usage: test_cli.sh build/hev2-connect
+# HEV2_RUNNER: a command prefix (words split on blanks) every program of
+# the build (the tool, the examples, the demo helper) runs under, e.g. an
+# emulator for another architecture's build.
 set -u
 tool=$1
 dir=$(dirname "$tool")
+run() {
+	# shellcheck disable=SC2086 # a prefix of words, split on purpose
+	${HEV2_RUNNER-} "$@"
+}
 fails=0 checks=0
 check() { # check NAME WANT_EXIT CMD... ; output in $out
 	name=$1 want=$2
 	shift 2
-	out=$("$@" 2>/tmp/hev2-cli-err.$$)
+	out=$(run "$@" 2>/tmp/hev2-cli-err.$$)
 	got=$?
 	checks=$((checks + 1))
 	if [ "$got" != "$want" ]; then
@@ -36,7 +43,7 @@ json_is() { # json_is NAME JQ_EXPR: the last output satisfies it
 
 fifo=$(mktemp -u)
 mkfifo "$fifo"
-"$dir/hev2-demo-listeners" refused < "$fifo" > "$fifo.port" &
+run "$dir/hev2-demo-listeners" refused < "$fifo" > "$fifo.port" &
 exec 3> "$fifo"
 trap 'exec 3>&-; rm -f "$fifo" "$fifo.port" /tmp/hev2-cli-err.$$' EXIT
 # Both ports printed (up to 30 s: a loaded machine may start it late). The
