@@ -21,8 +21,8 @@ BUILD_TARGETS :=
 TEST_TARGETS  :=
 BENCH_TARGETS :=
 DEB_PACKAGES  :=
-# mk/dist.mk's lists; set here because mk/dist-<kind>.mk, which append to
-# them, sort before mk/dist.mk.
+# mk/dist.mk's lists, which its pieces (mk/dist-<kind>.mk) append to: they
+# start empty here, before any mk file is read.
 DIST_TARGETS      :=
 DIST_TEST_TARGETS :=
 
