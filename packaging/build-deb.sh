@@ -90,12 +90,21 @@ check_build_deps() {
 		grep -v '^golang-go\( \|$\)' | grep . | paste -sd, -)
 	(cd "$1" && dpkg-checkbuilddeps -a "$2" -d "$deps") || die "unmet build dependencies for $2 (above)"
 }
+# Go: the control file's golang-go version is go.mod's go line (major.minor).
 need=$(sed -n 's/^go \([0-9.]*\)$/\1/p' "$src/go.mod")
+need_minor=$(echo "$need" | cut -d. -f1-2)
+golang_dep=$(sed -n 's/^Build-Depends: //p' "$dsc" | tr ',' '\n' | sed 's/^ *//; s/ *$//' | grep '^golang-go ')
+[ "$golang_dep" = "golang-go (>= 2:$need_minor~)" ] ||
+	die "packaging/debian/control says '$golang_dep'; go.mod's go line is $need: want golang-go (>= 2:$need_minor~)"
 have=$("$GO" env GOVERSION | sed 's/^go//')
 # sort -V: the older of the two first
 [ "$(printf '%s\n%s\n' "$need" "$have" | sort -V | head -1)" = "$need" ] ||
 	die "$GO is go$have; go.mod needs go >= $need"
-echo "build-deb: Build-Depends golang-go (>= 2:$need~) is met by $(command -v "$GO") (go$have), not a Debian package: bookworm's golang-go is older than go.mod's go line"
+if dpkg-checkbuilddeps -d "$golang_dep" /dev/null >/dev/null 2>&1; then
+	echo "build-deb: Build-Depends $golang_dep is met by Debian's golang-go; building with $(command -v "$GO") (go$have)"
+else
+	echo "build-deb: Build-Depends $golang_dep is not met by an installed Debian package (bookworm's golang-go is 1.19): building with $(command -v "$GO") (go$have), dpkg-buildpackage -d"
+fi
 
 # 3. the binary packages, per architecture. No -dbgsym packages: the
 # artifacts are the three packages (the library is stripped by its own
