@@ -22,11 +22,11 @@ dist-deb: ## Debian source package and libhev2-1, libhev2-dev, hev2-tools for $(
 	@# Every tag is shown, overridden ones with their reason; an error or a
 	@# warning that no override covers fails (lintian's own --fail-on would
 	@# also count the overridden ones once they are shown).
-	@out=$$(lintian --fail-on none --display-info --show-overrides $(DEB_WORK)/*.dsc $(DEB_WORK)/*/*.changes) || \
+	@start=$$(date +%s); out=$$(lintian --fail-on none --display-info --show-overrides $(DEB_WORK)/*.dsc $(DEB_WORK)/*/*.changes) || \
 	  { echo "$$out"; echo "dist-deb: lintian itself failed"; exit 1; }; \
 	echo "$$out"; \
 	if echo "$$out" | grep -q '^[EW]: '; then echo "dist-deb: lintian reports errors or warnings (E:, W: above)"; exit 1; fi; \
-	echo "dist-deb: lintian: no error, no warning ($$(echo "$$out" | grep -c '^O: ') overridden with a reason, $$(echo "$$out" | grep -c '^I: ') info)"
+	echo "dist-deb: lintian: no error, no warning ($$(echo "$$out" | grep -c '^O: ') overridden with a reason, $$(echo "$$out" | grep -c '^I: ') info) in $$(($$(date +%s) - start)) s"
 
 test-dist-deb: ## the .debs installed with dpkg into a scratch root: a pkg-config build that connects, hev2-connect --version, the man page; arm64's under qemu
 	tests/dist/deb/test_deb.sh $(CAPI_VERSION) $(DIST_DIR)

@@ -49,6 +49,7 @@ work=$(cd "$work" && pwd)
 src=$work/hev2-$version
 
 # 1. the staged source tree
+begin=$(date +%s)
 epoch=$(git -C "$top" log -1 --format=%ct)
 mkdir -p "$src"
 git -C "$top" ls-files -z | (cd "$top" && tar --null -T - -cf -) | tar -C "$src" -xf -
@@ -82,6 +83,7 @@ maintainer=$(sed -n 's/^Maintainer: //p' "$src/debian/control")
 (cd "$work" && dpkg-source --compression=xz -b "hev2-$version" >/dev/null)
 dsc=$work/hev2_$debversion.dsc
 [ -f "$dsc" ] || die "dpkg-source made no $dsc"
+echo "build-deb: source package in $(($(date +%s) - begin)) s: $(cd "$work" && echo hev2_*)"
 
 # The build dependencies but Go's, for ARCH (a cross build asks for the
 # host architecture's libraries and the build machine's tools).
