@@ -21,6 +21,8 @@ BUILD_TARGETS :=
 TEST_TARGETS  :=
 BENCH_TARGETS :=
 DEB_PACKAGES  :=
+DIST_TARGETS      :=
+DIST_TEST_TARGETS :=
 
 include $(sort $(wildcard mk/*.mk))
 

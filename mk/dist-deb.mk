@@ -29,4 +29,4 @@ dist-deb: ## Debian source package and libhev2-1, libhev2-dev, hev2-tools for $(
 	echo "dist-deb: lintian: no error, no warning ($$(echo "$$out" | grep -c '^O: ') overridden with a reason, $$(echo "$$out" | grep -c '^I: ') info) in $$(($$(date +%s) - start)) s"
 
 test-dist-deb: ## the .debs installed with dpkg into a scratch root: a pkg-config build that connects, hev2-connect --version, the man page; arm64's under qemu
-	tests/dist/deb/test_deb.sh $(CAPI_VERSION) $(DIST_DIR)
+	ARM64_CC=$(ARM64_CC) ARM64_SYSROOT=$(ARM64_SYSROOT) ARM64_QEMU=$(ARM64_QEMU) tests/dist/deb/test_deb.sh $(CAPI_VERSION) $(DIST_DIR)

@@ -18,8 +18,8 @@ ARM64_LIB         := $(ARM64_BUILD)/libhev2.so.$(CAPI_VERSION)
 
 DEB_PACKAGES      += gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static binutils-aarch64-linux-gnu
 
-DIST_TARGETS      :=
-DIST_TEST_TARGETS :=
+# DIST_TARGETS and DIST_TEST_TARGETS start empty in the Makefile: the
+# mk/dist-<kind>.mk files sort before this one ('-' < '.') and append first.
 TEST_TARGETS      += test-dist
 
 .PHONY: dist test-dist capi-lib-arm64
