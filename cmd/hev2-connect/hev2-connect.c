@@ -3,6 +3,7 @@
  *
  *   hev2-connect [options] HOST PORT
  *   hev2-connect --stdio [options] HOST PORT
+ *   hev2-connect --version
  *
  * Prints a one-line summary (or, with --json, the scenario-client JSON line,
  * with the race's establishment report as its "report" field) and exits 0
@@ -39,6 +40,7 @@ enum { EXIT_CONNECTED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2, EXIT_RELAY = 3 };
 static const char usage_text[] =
 	"usage: hev2-connect [options] HOST PORT\n"
 	"       hev2-connect --stdio [options] HOST PORT\n"
+	"       hev2-connect --version\n"
 	"      --stdio                   relay stdin/stdout through the connection (like nc;\n"
 	"                                for ssh -o ProxyCommand='hev2-connect --stdio %h %p')\n"
 	"  -v, --verbose                 print the race as a timeline\n"
@@ -74,12 +76,23 @@ static const char usage_text[] =
 	"      --svg FILE                write the race as a waterfall picture (SVG)\n"
 	"      --qlog FILE               write the race as qlog (JSON-SEQ, hev3-00 events)\n"
 	"      --chrome-trace FILE       write the race as a Chrome trace (Perfetto)\n"
+	"  -V, --version                 print this tool's version and the loaded library's\n"
 	"  -h, --help\n"
 	"exit status: 0 connected (--stdio: relayed until both sides ended), 1 could not\n"
 	"connect (every address failed, no address, a timeout; one line on stderr names\n"
 	"HOST), 2 usage error, 3 --stdio: the relay failed after connecting (reset, write\n"
 	"error); killed by a signal: SIGINT (Ctrl-C), and with --stdio SIGPIPE when the\n"
 	"reader of stdout went away, as cat (a shell says 128 + the signal's number)\n";
+
+/* print_version: this tool's version (the header it was built with) and
+ * the version of the libhev2 the dynamic linker loaded, which may be newer
+ * (the same MAJOR runs a tool built against an older header). */
+static void print_version(void)
+{
+	int lib = hev2_version();
+	printf("hev2-connect %d.%d.%d (libhev2 %d.%d.%d)\n", HEV2_VERSION_MAJOR, HEV2_VERSION_MINOR,
+	       HEV2_VERSION_PATCH, lib / 10000, lib / 100 % 100, lib % 100);
+}
 
 static void usage_error(const char *fmt, const char *arg)
 {
@@ -432,6 +445,7 @@ int main(int argc, char **argv)
 	static const struct option longopts[] = {
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
 		{"json", no_argument, NULL, O_JSON},
 		{"resolve", required_argument, NULL, O_RESOLVE},
 		{"resolver", required_argument, NULL, O_RESOLVER},
@@ -471,10 +485,11 @@ int main(int argc, char **argv)
 	static const char *const trace_flags[HEV2_TRACE_CHROME + 1] = {
 		NULL, "--svg", "--qlog", "--chrome-trace"};
 
-	while ((ch = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "vhV", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'v': verbose = 1; break;
 		case 'h': fputs(usage_text, stdout); return EXIT_CONNECTED;
+		case 'V': print_version(); return EXIT_CONNECTED;
 		case O_JSON: json = 1; break;
 		case O_HTTPS_RR: o.https_rr = 1; break;
 		case O_ALPN: o.alpn = optarg; break;

@@ -58,6 +58,21 @@ if [ -z "$P" ] || [ -z "$RP" ]; then
 	exit 1
 fi
 
+# --version: the tool's version (the header it was built with) and the
+# loaded library's, both include/hev2.h's here; --help lists it
+version=$(awk '$2 ~ /^HEV2_VERSION_(MAJOR|MINOR|PATCH)$/ { v = v (v == "" ? "" : ".") $3 } END { print v }' \
+	"$(dirname "$0")/../../include/hev2.h")
+check version 0 "$tool" --version
+checks=$((checks + 1))
+[ "$out" = "hev2-connect $version (libhev2 $version)" ] ||
+	{ fails=$((fails + 1)); echo "FAIL version: '$out', want 'hev2-connect $version (libhev2 $version)'"; }
+check version-short 0 "$tool" -V
+checks=$((checks + 1))
+[ "$out" = "hev2-connect $version (libhev2 $version)" ] || { fails=$((fails + 1)); echo "FAIL version-short: '$out'"; }
+check help 0 "$tool" --help
+checks=$((checks + 1))
+case "$out" in *"-V, --version "*) ;; *) fails=$((fails + 1)); echo "FAIL help: no --version line" ;; esac
+
 # usage errors: exit 2
 check no-args 2 "$tool"
 check one-arg 2 "$tool" 127.0.0.1
