@@ -114,6 +114,10 @@ module Hev2
     # (AI_NUMERICHOST: no lookup), as Ruby's own calls have it checked. The
     # kernel ignores a zone on a non-link-local address: it is dropped.
     def zoned(name)
+      # Loaded before anything can raise: the rescue clause below names
+      # IPAddr::Error, and naming it while ipaddr is not loaded would turn
+      # any exception passing through (a resolution error) into a NameError.
+      ip = ipaddr
       begin
         Addrinfo.getaddrinfo(name, nil, nil, :STREAM, nil, Socket::AI_NUMERICHOST)
       rescue SocketError => e
@@ -121,7 +125,7 @@ module Hev2
         raise Errors.resolution(code || Errors::EAI_NONAME, 0, name, nil)
       end
       addr, = name.split("%", 2)
-      ipaddr.new(addr).link_local? ? name : addr
+      ip.new(addr).link_local? ? name : addr
     rescue IPAddr::Error
       name
     end
@@ -217,6 +221,8 @@ module Hev2
     end
 
     def ip_literal?(name)
+      # ipaddr is loaded by this first call, before its rescue clause can
+      # be evaluated.
       ipaddr.new(name)
       !name.include?("/")
     rescue IPAddr::Error
