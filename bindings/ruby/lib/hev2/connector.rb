@@ -204,10 +204,19 @@ module Hev2
     # spares the wake-up through the eventfd, a cross-thread hand-off
     # (bench/bench.rb shows both). Interrupts wait for that millisecond at
     # most. Then, or at once under a Fiber scheduler (whose other fibers
-    # must not be held up even for 1 ms), the eventfd wait below.
+    # must not be held up even for 1 ms), the eventfd wait below; a fiber
+    # first asks whether the race is already decided (a loopback connect is
+    # settled inside hev2_connect), which spares it the scheduler's round
+    # trip through the eventfd.
     def wait(conn, scratch, host, port)
       quick = Connector.quick_wait_ms
-      if quick.positive? && !(Fiber.scheduler && !Fiber.current.blocking?)
+      if !quick.positive?
+        nil
+      elsif Fiber.scheduler && !Fiber.current.blocking?
+        rc = RESULT.call(conn, scratch.address + Scratch::RESULT)
+        return if rc == N::OK
+        raise call_error(rc, host, port) unless rc == N::EAGAIN
+      else
         rc = WAIT.call(conn, quick)
         if rc == N::OK
           rc = RESULT.call(conn, scratch.address + Scratch::RESULT)
