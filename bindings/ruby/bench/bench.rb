@@ -22,17 +22,8 @@ tw = `ss -s 2>/dev/null`[/timewait (\d+)/, 1]
 puts "TIME_WAIT sockets before: #{tw || "?"}"
 Hev2.init
 
-# A server in another process, so its allocations are not counted here.
-server_r, server_w = IO.pipe
-server = Process.spawn(RbConfig.ruby, "-rsocket", "-e", <<~RUBY, out: server_w)
-  s = TCPServer.new("127.0.0.1", 0)
-  s.listen(1024)
-  $stdout.puts s.addr[1]
-  $stdout.flush
-  loop { s.accept.close }
-RUBY
-server_w.close
-port = Integer(server_r.gets)
+server = Measure::Server.new(1024)
+port = server.port
 
 # The library alone: hev2_connect + hev2_wait in C (GVL released, not
 # interruptible) + hev2_result, to tell the engine's time from the gem's.
@@ -103,8 +94,7 @@ begin
   printf("  throughput Hev2.tcp / TCPSocket.new: %.2fx (per-round median; rounds %.2f..%.2f)\n",
          med[0], ratios.first[0], ratios.last[0])
 ensure
-  Process.kill(:TERM, server)
-  Process.wait(server)
+  server.stop
 end
 
 if TestNetns.usable?

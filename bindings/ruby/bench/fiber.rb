@@ -18,18 +18,8 @@ require_relative "../test/fiber_scheduler"
 ROUNDS = Integer(ENV.fetch("BENCH_ROUNDS", "15"))
 PER_ROUND = Integer(ENV.fetch("BENCH_PER_ROUND", "200"))
 
-# A server in another process (accept and close), so that it does not
-# compete for this one's GVL.
-server_r, server_w = IO.pipe
-server = Process.spawn(RbConfig.ruby, "-rsocket", "-e", <<~RUBY, out: server_w)
-  s = TCPServer.new("127.0.0.1", 0)
-  s.listen(4096)
-  $stdout.puts s.addr[1]
-  $stdout.flush
-  loop { s.accept.close }
-RUBY
-server_w.close
-port = Integer(server_r.gets)
+server = Measure::Server.new(4096)
+port = server.port
 
 begin
   scheduler = TinyScheduler.new
@@ -60,6 +50,5 @@ begin
   Rows.row("ruby #{RUBY_VERSION} Fiber scheduler: Hev2.tcp / Socket.tcp, 127.0.0.1",
            Measure.ratios(results, :"Hev2.tcp", :"Socket.tcp"), "x", goal: 1.1)
 ensure
-  Process.kill(:TERM, server)
-  Process.wait(server)
+  server.stop
 end

@@ -1,5 +1,7 @@
 # frozen_string_literal: true
 
+require "rbconfig"
+
 # Timing and allocation helpers shared by the bench scripts.
 module Measure
   module_function
@@ -54,5 +56,31 @@ module Measure
   # The per-round time ratios base/other.
   def ratios(results, base, other)
     results.fetch(base)[2].zip(results.fetch(other)[2]).map { |b, o| b / o }
+  end
+
+  # A loopback server that accepts and closes, run in another Ruby process
+  # so that it neither competes for the bench's GVL nor counts in its
+  # allocations: #port to connect to, #stop when done.
+  class Server
+    attr_reader :port
+
+    def initialize(backlog)
+      r, w = IO.pipe
+      @pid = Process.spawn(RbConfig.ruby, "-rsocket", "-e", <<~RUBY, out: w)
+        s = TCPServer.new("127.0.0.1", 0)
+        s.listen(#{Integer(backlog)})
+        $stdout.puts s.addr[1]
+        $stdout.flush
+        loop { s.accept.close }
+      RUBY
+      w.close
+      @port = Integer(r.gets)
+      r.close
+    end
+
+    def stop
+      Process.kill(:TERM, @pid)
+      Process.wait(@pid)
+    end
   end
 end
