@@ -10,8 +10,11 @@ import os
 import socket
 import threading
 import time
+import unittest
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+
+import hev2ext
 
 # A name the library maps to its two loopback addresses itself (static_hosts):
 # no resolver is asked.
@@ -144,3 +147,31 @@ def exchange(client: socket.socket, server_listener: socket.socket) -> None:
         client.settimeout(DEADLINE)
         assert client.recv(1) == b"a"
         client.settimeout(client_timeout)
+
+
+# Go's runtime may start a thread or two more under load and keeps them;
+# what must not happen is a thread (or an fd) per connect.
+THREAD_SLACK = 4
+
+
+def warm_up() -> None:
+    """The library makes its permanent fds and threads on first use."""
+    with listener() as lst:
+        hev2ext.connect("127.0.0.1", lst.getsockname()[1]).wait(DEADLINE).close()
+
+
+class LeakCheckedTest(unittest.TestCase):
+    """A test case whose tests may check that they left no fd and no
+    thread behind (assert_nothing_left), counted after the library's own."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        warm_up()
+
+    def setUp(self) -> None:
+        self.fds = open_fds()
+        self.threads = os_threads()
+
+    def assert_nothing_left(self) -> None:
+        self.assertEqual(open_fds(), self.fds, "fds before and after")
+        self.assertLessEqual(os_threads(), self.threads + THREAD_SLACK, "threads before and after")

@@ -18,14 +18,14 @@ from helpers import (
     DEADLINE,
     RACE_NAME,
     BusyThread,
+    LeakCheckedTest,
     blackhole,
     blackhole_beside_listening,
     listener,
     open_fds,
-    os_threads,
     refused_beside_listening,
 )
-from test_blocking import THREAD_SLACK, warm_up
+
 
 T = TypeVar("T")
 
@@ -49,23 +49,11 @@ async def roundtrip(sock: socket.socket, lst: socket.socket) -> None:
         assert await loop.sock_recv(sock, 1) == b"a"
 
 
-class AsyncFormTests(unittest.TestCase):
+class AsyncFormTests(LeakCheckedTest):
     """The tests; each subclass runs them on one route (load_tests leaves
     this class itself out)."""
 
     ROUTE = ""
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        warm_up()
-
-    def setUp(self) -> None:
-        self.fds = open_fds()
-        self.threads = os_threads()
-
-    def assert_nothing_left(self) -> None:
-        self.assertEqual(open_fds(), self.fds, "fds before and after")
-        self.assertLessEqual(os_threads(), self.threads + THREAD_SLACK, "threads before and after")
 
     def connect(self, host: str, port: int, **kw: Any) -> hev2ext.Connect:
         return hev2ext.connect_async(host, port, route=self.ROUTE, **kw)

@@ -19,18 +19,13 @@ from helpers import (
     DEADLINE,
     RACE_NAME,
     BusyThread,
+    LeakCheckedTest,
     blackhole,
     blackhole_beside_listening,
     exchange,
     listener,
-    open_fds,
-    os_threads,
     refused_beside_listening,
 )
-
-# Go's runtime may start a thread or two more under load and keeps them;
-# what must not happen is a thread (or an fd) per connect.
-THREAD_SLACK = 4
 
 
 def wait_until_blocked_in_read(thread: threading.Thread, fd: int) -> None:
@@ -47,12 +42,6 @@ def wait_until_blocked_in_read(thread: threading.Thread, fd: int) -> None:
     raise AssertionError(f"{thread.name} never blocked in read({fd})")
 
 
-def warm_up() -> None:
-    """The library makes its permanent fds and threads on first use."""
-    with listener() as lst:
-        hev2ext.connect("127.0.0.1", lst.getsockname()[1]).wait(DEADLINE).close()
-
-
 class Counted:
     """add_done_callback's counter: how often, and on which thread."""
 
@@ -65,18 +54,8 @@ class Counted:
         self.threads.add(threading.get_ident())
 
 
-class BlockingFormTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        warm_up()
-
-    def setUp(self) -> None:
-        self.fds = open_fds()
-        self.threads = os_threads()
-
-    def assert_nothing_left(self) -> None:
-        self.assertEqual(open_fds(), self.fds, "fds before and after")
-        self.assertLessEqual(os_threads(), self.threads + THREAD_SLACK, "threads before and after")
+class BlockingFormTest(LeakCheckedTest):
+    """The blocking-friendly form (hev2ext.connect)."""
 
     def test_hands_over_a_connected_socket_once(self) -> None:
         with listener() as lst:
