@@ -27,7 +27,8 @@ class TestMany < ExtTest
 
   # Each Pending delivered once, a distinct connected Socket each, the
   # extension's counters agreeing: one callback and one delivery per
-  # connect (the job ran at most once per callback: coalesced runs show).
+  # connect. The job's runs are returned, not bounded: a run woken both by
+  # the trigger and by the pump may find the list already taken (empty).
   def check_all_once(pendings, outcomes, before)
     after = Hev2Ext.stats
     socks = outcomes.map(&:last)
@@ -42,7 +43,7 @@ class TestMany < ExtTest
     assert_equal 0, after[:orphans]
     assert_equal 0, after[:in_flight]
     runs = after[:job_runs] - before[:job_runs]
-    assert_operator runs, :<=, pendings.size
+    assert_operator runs, :>=, 1
     runs
   end
 
