@@ -173,5 +173,11 @@ class LeakCheckedTest(unittest.TestCase):
         self.threads = os_threads()
 
     def assert_nothing_left(self) -> None:
+        # Counted once it settles (bounded by DEADLINE): a failed attempt's
+        # socket may be closed by a library thread just after the outcome
+        # was delivered; a leaked fd stays and fails.
+        deadline = time.monotonic() + DEADLINE
+        while open_fds() != self.fds and time.monotonic() < deadline:
+            time.sleep(0)
         self.assertEqual(open_fds(), self.fds, "fds before and after")
         self.assertLessEqual(os_threads(), self.threads + THREAD_SLACK, "threads before and after")
